@@ -1,0 +1,47 @@
+// tts-train: train Tacotron-2 text-to-speech models on one or many GPUs, or on CPUs.
+// main() only dispatches to the subcommands in src/cli/ and turns errors into exit codes:
+// 0 success, 1 runtime failure, 2 usage or config error.
+#include <CLI/CLI.hpp>
+#include <exception>
+#include <iostream>
+#include <map>
+
+#include "tts/cli/command.h"
+#include "tts/core/error.h"
+#include "tts/core/logging.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "tts-train: data-parallel Tacotron-2 training, from LJSpeech-format corpora to "
+      "speech"};
+  app.set_version_flag("--version", std::string("tts-train ") + TTS_VERSION);
+  app.require_subcommand(1);
+  app.fallthrough();
+  std::string log_level = "info";
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off");
+
+  std::map<CLI::App*, tts::cli::Runner> runners;
+  for (const auto& command : tts::cli::registered_commands()) {
+    CLI::App* sub = app.add_subcommand(command.name, command.description);
+    runners[sub] = command.setup(*sub);
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+
+  try {
+    tts::log::setup({log_level, 0, 1});
+    for (CLI::App* sub : app.get_subcommands()) return runners.at(sub)();
+    return 2;
+  } catch (const tts::Error& e) {
+    tts::log::get("tts-train")->error("{}", e.what());
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    tts::log::get("tts-train")->error("unexpected failure: {}", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,41 @@
+// Config section `data`: corpus splitting, filtering, loading and batching.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "tts/config/field.h"
+
+namespace tts::config {
+
+struct DataOptions {
+  // Each field's meaning is documented once, in visit(); dumped configs carry it as a comment.
+  double val_size = 100;
+  int64_t split_seed = 1234;
+  double max_seconds = 15.0;
+  double max_skip_fraction = 0.1;
+  int max_frames = 0;
+  int num_workers = 2;
+  int prefetch_batches = 4;
+  int sort_pool_batches = 32;
+  std::string on_bad_file = "skip";
+
+  template <class V>
+  void visit(V& v) {
+    v("val_size", val_size, "validation split: a count of utterances (>= 1) or a fraction (< 1)");
+    v("split_seed", split_seed, "seed of the deterministic train/validation split");
+    v("max_seconds", max_seconds, "preprocess skips clips longer than this (after trimming), s");
+    v("max_skip_fraction", max_skip_fraction,
+      "preprocess fails when more than this fraction of inputs was skipped");
+    v("max_frames", max_frames, "training drops utterances with more frames; 0 = no limit");
+    v("num_workers", num_workers, "background loader threads per rank");
+    v("prefetch_batches", prefetch_batches, "batches loaded ahead of the training step");
+    v("sort_pool_batches", sort_pool_batches,
+      "the sampler sorts by length within pools of this many global batches");
+    v("on_bad_file", on_bad_file, "a feature file that fails its checks: skip (counted) or error",
+      Choices{"skip", "error"});
+  }
+  void validate() const;
+};
+
+}  // namespace tts::config

@@ -1,0 +1,32 @@
+// Config section `text`: the text front end (cleaners, symbol set).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tts/config/field.h"
+
+namespace tts::config {
+
+struct TextOptions {
+  // Each field's meaning is documented once, in visit(); dumped configs carry it as a comment.
+  std::vector<std::string> cleaners{"english_cleaners"};
+  std::string symbol_set = "english";
+  std::string unknown = "drop";
+
+  template <class V>
+  void visit(V& v) {
+    v("cleaners", cleaners,
+      "cleaners applied in order (basic_cleaners, "
+      "transliteration_cleaners, english_cleaners)");
+    v("symbol_set", symbol_set,
+      "symbol table: english (letters, punctuation) or "
+      "english_arpabet (plus ARPAbet phonemes)",
+      Choices{"english", "english_arpabet"});
+    v("unknown", unknown, "characters outside the symbol set: drop (warn once each) or error",
+      Choices{"drop", "error"});
+  }
+  void validate() const;
+};
+
+}  // namespace tts::config

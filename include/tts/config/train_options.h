@@ -1,0 +1,80 @@
+// Config section `train`: optimization, schedules, losses and the event intervals of a run.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "tts/config/field.h"
+
+namespace tts::config {
+
+struct TrainOptions {
+  // Each field's meaning is documented once, in visit(); dumped configs carry it as a comment.
+  int batch_size = 64;
+  int accumulate = 1;
+  int64_t max_steps = 0;
+  int max_epochs = 500;
+  int64_t seed = 1234;
+  std::string device = "auto";
+  std::string precision = "fp32";
+  double learning_rate = 1e-3;
+  std::string lr_schedule = "constant";
+  int64_t lr_decay_start = 50000;
+  int64_t lr_decay_steps = 50000;
+  double lr_decay_rate = 0.5;
+  double lr_min = 1e-5;
+  int64_t warmup_steps = 4000;
+  double weight_decay = 1e-6;
+  double adam_beta1 = 0.9;
+  double adam_beta2 = 0.999;
+  double adam_eps = 1e-6;
+  double grad_clip_thresh = 1.0;
+  std::string loss = "mse";
+  double stop_pos_weight = 1.0;
+  double guided_attention_sigma = 0.2;
+  double guided_attention_weight = 0.0;
+  int log_interval = 10;
+  int val_interval = 500;
+  int checkpoint_interval = 1000;
+  int keep_checkpoints = 5;
+  int val_inference_utterances = 2;
+  int max_bad_steps = 10;
+
+  template <class V>
+  void visit(V& v) {
+    v("batch_size", batch_size, "utterances per device per step (global = batch_size x ranks)");
+    v("accumulate", accumulate, "micro-batches accumulated per optimizer step");
+    v("max_steps", max_steps, "stop after this many optimizer steps; 0 = no limit");
+    v("max_epochs", max_epochs, "stop after this many epochs");
+    v("seed", seed, "seed of initialization, dropout and the sampler");
+    v("device", device, "auto (CUDA when available), cpu or cuda", Choices{"auto", "cpu", "cuda"});
+    v("precision", precision, "fp32, or bf16 autocast on CUDA", Choices{"fp32", "bf16"});
+    v("learning_rate", learning_rate, "initial (or peak, for noam) learning rate");
+    v("lr_schedule", lr_schedule, "constant, exponential (Rayhane) or noam (warm-up)",
+      Choices{"constant", "exponential", "noam"});
+    v("lr_decay_start", lr_decay_start, "exponential: step at which decay starts");
+    v("lr_decay_steps", lr_decay_steps, "exponential: steps per factor of lr_decay_rate");
+    v("lr_decay_rate", lr_decay_rate, "exponential: decay factor per lr_decay_steps");
+    v("lr_min", lr_min, "exponential: learning-rate floor");
+    v("warmup_steps", warmup_steps, "noam: warm-up steps");
+    v("weight_decay", weight_decay, "Adam weight decay (L2)");
+    v("adam_beta1", adam_beta1, "Adam beta1");
+    v("adam_beta2", adam_beta2, "Adam beta2");
+    v("adam_eps", adam_eps, "Adam epsilon");
+    v("grad_clip_thresh", grad_clip_thresh, "global gradient-norm clip; 0 = off");
+    v("loss", loss, "mel loss: mse or l1", Choices{"mse", "l1"});
+    v("stop_pos_weight", stop_pos_weight, "BCE weight of positive stop-token targets");
+    v("guided_attention_sigma", guided_attention_sigma, "guided-attention loss width");
+    v("guided_attention_weight", guided_attention_weight, "guided-attention loss weight; 0 = off");
+    v("log_interval", log_interval, "steps between progress lines and metrics records");
+    v("val_interval", val_interval, "steps between validations (plots, samples)");
+    v("checkpoint_interval", checkpoint_interval, "steps between checkpoints");
+    v("keep_checkpoints", keep_checkpoints, "checkpoints kept (oldest removed)");
+    v("val_inference_utterances", val_inference_utterances,
+      "validation utterances synthesized free-running at each validation");
+    v("max_bad_steps", max_bad_steps, "consecutive NaN/Inf steps that stop the run");
+  }
+  void validate() const;
+};
+
+}  // namespace tts::config

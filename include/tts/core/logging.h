@@ -1,0 +1,33 @@
+// Rank-aware logging through spdlog. Every subsystem logs through its own tagged logger
+// (tts::log::get("data") prints "[data]"); all loggers share the same sinks: stderr always, plus
+// a file once a run directory exists. Rank 0 logs at the configured level; other ranks log only
+// warnings and errors, each line carrying its rank. stdout is never used by logging: it is
+// reserved for a command's own output (YAML, JSON).
+#pragma once
+
+#include <spdlog/spdlog.h>
+
+#include <memory>
+#include <string>
+
+namespace tts::log {
+
+struct LogSetup {
+  std::string level = "info";  // trace|debug|info|warn|error|off
+  int rank = 0;                // this process's rank; ranks > 0 only warn and error
+  int world_size = 1;          // ranks are shown in each line when > 1
+};
+
+// Applies level and rank to every logger, existing and future. Throws UsageError on a bad level.
+void setup(const LogSetup& setup);
+
+// Also writes every logger's output to `path` (appending). Used for RUN/train.log.
+void add_file(const std::string& path);
+
+// The logger tagged `tag` (created on first use with the shared sinks).
+std::shared_ptr<spdlog::logger> get(const std::string& tag);
+
+// Parses a level name; throws UsageError naming the valid levels when unknown.
+spdlog::level::level_enum parse_level(const std::string& level);
+
+}  // namespace tts::log

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, checks formatting and runs every test.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build_dir="${BUILD_DIR:-$root/build}"
+"$root/scripts/setup.sh"
+"$root/scripts/build.sh"
+"$root/scripts/format.sh" --check
+cd "$build_dir"
+ctest --output-on-failure -j "$(nproc)"

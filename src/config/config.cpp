@@ -1,0 +1,391 @@
+#include "tts/config/config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <type_traits>
+
+#include "tts/core/error.h"
+
+namespace tts::config {
+namespace {
+
+// ---- type names and conversions ----------------------------------------------------------
+
+template <class T>
+const char* type_name() {
+  if constexpr (std::is_same_v<T, bool>) return "a boolean (true/false)";
+  if constexpr (std::is_same_v<T, int> || std::is_same_v<T, int64_t>) return "an integer";
+  if constexpr (std::is_same_v<T, double>) return "a number";
+  if constexpr (std::is_same_v<T, std::string>) return "a string";
+  if constexpr (std::is_same_v<T, std::vector<std::string>>) return "a list of strings";
+  if constexpr (std::is_same_v<T, std::vector<int>>) return "a list of integers";
+  if constexpr (std::is_same_v<T, std::vector<double>>) return "a list of numbers";
+}
+
+std::string describe(const YAML::Node& node) {
+  if (!node.IsDefined() || node.IsNull()) return "nothing (an empty value)";
+  if (node.IsScalar()) return fmt::format("'{}'", node.Scalar());
+  YAML::Emitter out;
+  out << YAML::Flow << node;
+  return fmt::format("{} '{}'", node.IsSequence() ? "a list" : "a mapping", out.c_str());
+}
+
+template <class T>
+bool convert_scalar(const YAML::Node& node, T& out) {
+  if (!node.IsScalar()) return false;
+  try {
+    if constexpr (std::is_same_v<T, std::string>) {
+      out = node.Scalar();
+    } else if constexpr (std::is_same_v<T, double>) {
+      out = node.as<double>();
+    } else {
+      out = node.as<T>();
+    }
+    return true;
+  } catch (const YAML::Exception&) {
+    return false;
+  }
+}
+
+template <class T>
+bool convert(const YAML::Node& node, T& out) {
+  if constexpr (std::is_same_v<T, std::vector<std::string>> ||
+                std::is_same_v<T, std::vector<int>> || std::is_same_v<T, std::vector<double>>) {
+    T values;
+    if (node.IsScalar()) {  // a single value stands for a one-element list
+      typename T::value_type value;
+      if (!convert_scalar(node, value)) return false;
+      values.push_back(value);
+    } else if (node.IsSequence()) {
+      for (const auto& item : node) {
+        typename T::value_type value;
+        if (!convert_scalar(item, value)) return false;
+        values.push_back(value);
+      }
+    } else {
+      return false;
+    }
+    out = std::move(values);
+    return true;
+  } else {
+    return convert_scalar(node, out);
+  }
+}
+
+// Shortest text that reads back to the same value.
+template <class T>
+std::string format_value(const T& value) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return value ? "true" : "false";
+  } else if constexpr (std::is_same_v<T, double>) {
+    std::string text = fmt::format("{}", value);                        // shortest round-trip form
+    if (text.find_first_of(".eEn") == std::string::npos) text += ".0";  // shown as a number
+    return text;
+  } else {
+    return fmt::format("{}", value);
+  }
+}
+
+// ---- visitors ------------------------------------------------------------------------------
+
+// Sets the field `key` of one section from a YAML node.
+struct FieldSetter {
+  const std::string& path;  // "audio.n_fft"
+  const std::string& key;
+  const YAML::Node& node;
+  const std::string& where;  // "config.yaml line 4" or "--set audio.n_fft=x"
+  bool found = false;
+
+  template <class T>
+  void operator()(const char* name, T& field, const char*, const Choices& = {}) {
+    if (found || key != name) return;
+    found = true;
+    if (!convert(node, field)) {
+      throw UsageError(fmt::format("{}: {}: expected {}, found {}", where, path, type_name<T>(),
+                                   describe(node)));
+    }
+  }
+};
+
+// Finds the section named `section` and hands it to `fn(options)`.
+template <class Fn>
+struct SectionFinder {
+  const std::string& wanted;
+  Fn fn;
+  bool found = false;
+
+  template <class Options>
+  void section(const char* name, Options& options) {
+    if (found || wanted != name) return;
+    found = true;
+    fn(options);
+  }
+};
+
+struct KeyLister {
+  std::vector<std::string> keys;
+  std::vector<std::string> sections;
+  std::string current;
+
+  template <class Options>
+  void section(const char* name, Options& options) {
+    current = name;
+    sections.push_back(name);
+    options.visit(*this);
+  }
+  template <class T>
+  void operator()(const char* name, T&, const char*, const Choices& = {}) {
+    keys.push_back(current + "." + name);
+  }
+};
+
+struct Dumper {
+  YAML::Emitter& out;
+  std::vector<std::string> skip_sections;
+
+  template <class Options>
+  void section(const char* name, Options& options) {
+    if (std::find(skip_sections.begin(), skip_sections.end(), name) != skip_sections.end()) return;
+    out << YAML::Key << name << YAML::Value << YAML::BeginMap;
+    options.visit(*this);
+    out << YAML::EndMap;
+  }
+  template <class T>
+  void operator()(const char* name, const T& value, const char* comment, const Choices& = {}) {
+    out << YAML::Key << name << YAML::Value;
+    if constexpr (std::is_same_v<T, std::string>) {
+      out << value;
+    } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+      out << YAML::Flow << YAML::BeginSeq;
+      for (const auto& item : value) out << item;
+      out << YAML::EndSeq;
+    } else if constexpr (std::is_same_v<T, std::vector<int>> ||
+                         std::is_same_v<T, std::vector<double>>) {
+      out << YAML::Flow << YAML::BeginSeq;
+      for (const auto& item : value) out << format_value(item);
+      out << YAML::EndSeq;
+    } else {
+      out << format_value(value);
+    }
+    out << YAML::Comment(comment);
+  }
+};
+
+struct ChoiceChecker {
+  std::string current;
+
+  template <class Options>
+  void section(const char* name, Options& options) {
+    current = name;
+    options.visit(*this);
+  }
+  template <class T>
+  void operator()(const char* name, const T& value, const char*, const Choices& choices = {}) {
+    if constexpr (std::is_same_v<T, std::string>) {
+      if (choices.empty()) return;
+      if (std::find(choices.begin(), choices.end(), value) == choices.end()) {
+        throw UsageError(fmt::format("config: {}.{} = '{}': expected one of {}", current, name,
+                                     value, fmt::join(choices, ", ")));
+      }
+    }
+  }
+};
+
+// ---- suggestions -----------------------------------------------------------------------------
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t substitution = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
+      diagonal = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitution});
+    }
+  }
+  return row[b.size()];
+}
+
+std::string last_component(const std::string& path) {
+  auto dot = path.rfind('.');
+  return dot == std::string::npos ? path : path.substr(dot + 1);
+}
+
+// " did you mean X?" for the candidate nearest to `wanted`, or "" when none is close. A key
+// that exists under another section ("audio.batch_size") is matched by its last component.
+std::string suggestion(const std::string& wanted, const std::vector<std::string>& candidates) {
+  std::string best;
+  size_t best_distance = std::string::npos;
+  for (const auto& candidate : candidates) {
+    size_t distance = std::min(edit_distance(wanted, candidate),
+                               edit_distance(last_component(wanted), last_component(candidate)));
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = candidate;
+    }
+  }
+  size_t tolerance = std::max<size_t>(2, last_component(wanted).size() / 3);
+  if (best.empty() || best_distance > tolerance) return "";
+  return fmt::format("; did you mean {}?", best);
+}
+
+KeyLister list_keys() {
+  KeyLister lister;
+  Config config;
+  config.visit_sections(lister);
+  return lister;
+}
+
+void require_known_section(const std::string& section, const std::string& where) {
+  KeyLister known = list_keys();
+  if (std::find(known.sections.begin(), known.sections.end(), section) == known.sections.end()) {
+    throw UsageError(fmt::format("{}: unknown section '{}'{} (sections: {})", where, section,
+                                 suggestion(section, known.sections),
+                                 fmt::join(known.sections, ", ")));
+  }
+}
+
+// Sets section.key from `node`; throws UsageError for an unknown section or key.
+void set_field(Config& config, const std::string& section, const std::string& key,
+               const YAML::Node& node, const std::string& where) {
+  std::string path = section + "." + key;
+  bool key_found = false;
+  auto apply = [&](auto& options) {
+    FieldSetter setter{path, key, node, where};
+    options.visit(setter);
+    key_found = setter.found;
+  };
+  require_known_section(section, where);
+  SectionFinder<decltype(apply)> finder{section, apply};
+  config.visit_sections(finder);
+  if (!key_found) {
+    throw UsageError(
+        fmt::format("{}: {}: unknown key{}", where, path, suggestion(path, list_keys().keys)));
+  }
+}
+
+std::string dump_sections(const Config& config, std::vector<std::string> skip_sections) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  Dumper dumper{out, std::move(skip_sections)};
+  const_cast<Config&>(config).visit_sections(dumper);
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace
+
+Config parse_config(const std::string& yaml_text, const std::string& source,
+                    const std::vector<std::string>& overrides) {
+  Config config;
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::ParserException& e) {
+    throw UsageError(fmt::format("{} line {}, column {}: not valid YAML: {}", source,
+                                 e.mark.line + 1, e.mark.column + 1, e.msg));
+  }
+  if (root.IsDefined() && !root.IsNull()) {
+    if (!root.IsMap()) {
+      throw UsageError(
+          fmt::format("{}: expected a mapping of sections (audio:, text:, data:, model:, train:, "
+                      "distributed:, logging:), found {}",
+                      source, describe(root)));
+    }
+    for (const auto& section_entry : root) {
+      std::string section = section_entry.first.Scalar();
+      std::string section_where =
+          fmt::format("{} line {}", source, section_entry.first.Mark().line + 1);
+      const YAML::Node& body = section_entry.second;
+      require_known_section(section, section_where);
+      if (body.IsNull()) continue;  // an empty section keeps its defaults
+      if (!body.IsMap()) {
+        throw UsageError(fmt::format("{}: section '{}' must be a mapping of keys, found {}",
+                                     section_where, section, describe(body)));
+      }
+      for (const auto& entry : body) {
+        std::string where = fmt::format("{} line {}", source, entry.first.Mark().line + 1);
+        set_field(config, section, entry.first.Scalar(), entry.second, where);
+      }
+    }
+  }
+  for (const auto& assignment : overrides) apply_override(config, assignment);
+  config.validate();
+  return config;
+}
+
+Config load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  if (path.empty()) return parse_config("", "(defaults)", overrides);
+  std::ifstream in(path);
+  if (!in) {
+    throw UsageError(
+        fmt::format("cannot read config file '{}': {}; pass an existing YAML file "
+                    "such as configs/ljspeech_tacotron2.yaml",
+                    path, std::strerror(errno)));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_config(text.str(), path, overrides);
+}
+
+void apply_override(Config& config, const std::string& assignment) {
+  std::string where = fmt::format("--set {}", assignment);
+  auto equals = assignment.find('=');
+  auto dot = assignment.find('.');
+  if (equals == std::string::npos || dot == std::string::npos || dot > equals) {
+    throw UsageError(
+        fmt::format("{}: expected section.key=value, e.g. --set train.batch_size=32", where));
+  }
+  std::string section = assignment.substr(0, dot);
+  std::string key = assignment.substr(dot + 1, equals - dot - 1);
+  std::string value = assignment.substr(equals + 1);
+  YAML::Node node;
+  try {
+    node = YAML::Load(value);
+  } catch (const YAML::ParserException& e) {
+    throw UsageError(fmt::format("{}: the value is not valid YAML: {}", where, e.msg));
+  }
+  set_field(config, section, key, node, where);
+}
+
+std::string dump_config(const Config& config) {
+  return fmt::format("# tts-train {} resolved config\n", TTS_VERSION) + dump_sections(config, {});
+}
+
+std::string fingerprint(const Config& config) {
+  std::string text = dump_sections(config, {"logging"});
+  uint64_t hash = 1469598103934665603ULL;  // FNV-1a, 64 bit
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 1099511628211ULL;
+  }
+  return fmt::format("{:016x}", hash);
+}
+
+std::vector<std::string> all_keys() { return list_keys().keys; }
+
+bool operator==(const Config& a, const Config& b) {
+  return dump_sections(a, {}) == dump_sections(b, {});
+}
+
+void Config::validate() const {
+  ChoiceChecker checker;
+  const_cast<Config&>(*this).visit_sections(checker);
+  audio.validate();
+  text.validate();
+  data.validate();
+  model.validate();
+  train.validate();
+  distributed.validate();
+  logging.validate();
+}
+
+}  // namespace tts::config

@@ -1,0 +1,21 @@
+#include "tts/config/data_options.h"
+
+#include <cmath>
+
+namespace tts::config {
+
+void DataOptions::validate() const {
+  require(val_size >= 0 && (val_size < 1 || std::floor(val_size) == val_size), "data.val_size",
+          val_size, "must be a fraction in [0, 1) or a whole number of utterances");
+  require(max_seconds > 0, "data.max_seconds", max_seconds, "must be > 0");
+  require(max_skip_fraction >= 0 && max_skip_fraction <= 1, "data.max_skip_fraction",
+          max_skip_fraction, "must be in [0, 1]");
+  require(max_frames >= 0, "data.max_frames", max_frames, "must be >= 0 (0 = no limit)");
+  require(num_workers >= 0, "data.num_workers", num_workers,
+          "must be >= 0 (0 loads on the training thread)");
+  require(prefetch_batches >= 1, "data.prefetch_batches", prefetch_batches, "must be at least 1");
+  require(sort_pool_batches >= 1, "data.sort_pool_batches", sort_pool_batches,
+          "must be at least 1");
+}
+
+}  // namespace tts::config

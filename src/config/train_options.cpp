@@ -1,0 +1,39 @@
+#include "tts/config/train_options.h"
+
+namespace tts::config {
+
+void TrainOptions::validate() const {
+  require(batch_size >= 1, "train.batch_size", batch_size, "must be at least 1");
+  require(accumulate >= 1, "train.accumulate", accumulate, "must be at least 1");
+  require(max_steps >= 0, "train.max_steps", max_steps, "must be >= 0 (0 = no limit)");
+  require(max_epochs >= 1, "train.max_epochs", max_epochs, "must be at least 1");
+  require(learning_rate > 0, "train.learning_rate", learning_rate, "must be > 0");
+  require(lr_decay_start >= 0, "train.lr_decay_start", lr_decay_start, "must be >= 0");
+  require(lr_decay_steps >= 1, "train.lr_decay_steps", lr_decay_steps, "must be at least 1");
+  require(lr_decay_rate > 0 && lr_decay_rate <= 1, "train.lr_decay_rate", lr_decay_rate,
+          "must be in (0, 1]");
+  require(lr_min >= 0 && lr_min <= learning_rate, "train.lr_min", lr_min,
+          fmt::format("must be in [0, train.learning_rate ({})]", learning_rate));
+  require(warmup_steps >= 1, "train.warmup_steps", warmup_steps, "must be at least 1");
+  require(weight_decay >= 0, "train.weight_decay", weight_decay, "must be >= 0");
+  require(adam_beta1 >= 0 && adam_beta1 < 1, "train.adam_beta1", adam_beta1, "must be in [0, 1)");
+  require(adam_beta2 >= 0 && adam_beta2 < 1, "train.adam_beta2", adam_beta2, "must be in [0, 1)");
+  require(adam_eps > 0, "train.adam_eps", adam_eps, "must be > 0");
+  require(grad_clip_thresh >= 0, "train.grad_clip_thresh", grad_clip_thresh,
+          "must be >= 0 (0 = no clipping)");
+  require(stop_pos_weight > 0, "train.stop_pos_weight", stop_pos_weight, "must be > 0");
+  require(guided_attention_sigma > 0, "train.guided_attention_sigma", guided_attention_sigma,
+          "must be > 0");
+  require(guided_attention_weight >= 0, "train.guided_attention_weight", guided_attention_weight,
+          "must be >= 0 (0 = off)");
+  require(log_interval >= 1, "train.log_interval", log_interval, "must be at least 1");
+  require(val_interval >= 1, "train.val_interval", val_interval, "must be at least 1");
+  require(checkpoint_interval >= 1, "train.checkpoint_interval", checkpoint_interval,
+          "must be at least 1");
+  require(keep_checkpoints >= 1, "train.keep_checkpoints", keep_checkpoints, "must be at least 1");
+  require(val_inference_utterances >= 0, "train.val_inference_utterances", val_inference_utterances,
+          "must be >= 0");
+  require(max_bad_steps >= 1, "train.max_bad_steps", max_bad_steps, "must be at least 1");
+}
+
+}  // namespace tts::config

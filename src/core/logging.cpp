@@ -1,0 +1,77 @@
+#include "tts/core/logging.h"
+
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+
+#include <mutex>
+#include <vector>
+
+#include "tts/core/error.h"
+
+namespace tts::log {
+namespace {
+
+struct State {
+  std::mutex mutex;
+  std::vector<spdlog::sink_ptr> sinks;
+  spdlog::level::level_enum level = spdlog::level::info;
+  std::string pattern = "[%H:%M:%S.%e] [%n] %^%l%$: %v";
+  std::vector<std::shared_ptr<spdlog::logger>> loggers;
+
+  State() { sinks.push_back(std::make_shared<spdlog::sinks::stderr_color_sink_mt>()); }
+};
+
+State& state() {
+  static State instance;
+  return instance;
+}
+
+void apply(State& s, spdlog::logger& logger) {
+  logger.sinks() = s.sinks;
+  logger.set_level(s.level);
+  logger.set_pattern(s.pattern);
+  logger.flush_on(spdlog::level::warn);
+}
+
+}  // namespace
+
+spdlog::level::level_enum parse_level(const std::string& level) {
+  static const char* kLevels[] = {"trace", "debug", "info", "warn", "error", "off"};
+  for (const char* name : kLevels) {
+    if (level == name) return spdlog::level::from_str(level);
+  }
+  throw UsageError(fmt::format(
+      "log level '{}' is not known; expected one of trace, debug, info, warn, error, off", level));
+}
+
+void setup(const LogSetup& setup) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.level = parse_level(setup.level);
+  if (setup.rank > 0 && s.level < spdlog::level::warn) s.level = spdlog::level::warn;
+  s.pattern = setup.world_size > 1
+                  ? fmt::format("[%H:%M:%S.%e] [rank {}] [%n] %^%l%$: %v", setup.rank)
+                  : "[%H:%M:%S.%e] [%n] %^%l%$: %v";
+  for (auto& logger : s.loggers) apply(s, *logger);
+}
+
+void add_file(const std::string& path) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.sinks.push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>(path));
+  for (auto& logger : s.loggers) apply(s, *logger);
+}
+
+std::shared_ptr<spdlog::logger> get(const std::string& tag) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  for (auto& logger : s.loggers) {
+    if (logger->name() == tag) return logger;
+  }
+  auto logger = std::make_shared<spdlog::logger>(tag);
+  apply(s, *logger);
+  s.loggers.push_back(logger);
+  return logger;
+}
+
+}  // namespace tts::log

@@ -1,0 +1,209 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "tts/config/config.h"
+#include "tts/core/error.h"
+
+using tts::UsageError;
+using tts::config::Config;
+using tts::config::dump_config;
+using tts::config::load_config;
+using tts::config::parse_config;
+
+namespace {
+
+// The message of the UsageError that `fn` throws; fails the test when it throws nothing.
+template <class Fn>
+std::string usage_error(Fn fn) {
+  try {
+    fn();
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected a UsageError";
+  return "";
+}
+
+std::string config_path(const std::string& name) {
+  return std::string(TTS_SOURCE_DIR) + "/configs/" + name;
+}
+
+}  // namespace
+
+TEST(Config, DefaultsAreNvidiasLJSpeechSettings) {
+  Config config = parse_config("", "empty");
+  EXPECT_EQ(config.audio.sample_rate, 22050);
+  EXPECT_EQ(config.audio.n_fft, 1024);
+  EXPECT_EQ(config.audio.hop_length, 256);
+  EXPECT_EQ(config.audio.win_length, 1024);
+  EXPECT_EQ(config.audio.n_mels, 80);
+  EXPECT_DOUBLE_EQ(config.audio.fmax, 8000.0);
+  EXPECT_EQ(config.model.n_frames_per_step, 1);
+  EXPECT_EQ(config.model.decoder_rnn_dim, 1024);
+  EXPECT_EQ(config.text.cleaners, std::vector<std::string>{"english_cleaners"});
+  EXPECT_EQ(config.audio.n_linear(), 513);
+}
+
+TEST(Config, ParsesValuesOfEveryType) {
+  Config config = parse_config(
+      "audio:\n  n_fft: 2048\n  fmax: 7600\n  linear: yes\n  compression: db\n"
+      "text:\n  cleaners: [basic_cleaners, transliteration_cleaners]\n"
+      "train:\n  max_steps: 10000000000\n",
+      "inline");
+  EXPECT_EQ(config.audio.n_fft, 2048);
+  EXPECT_DOUBLE_EQ(config.audio.fmax, 7600.0);
+  EXPECT_TRUE(config.audio.linear);
+  EXPECT_EQ(config.audio.compression, "db");
+  EXPECT_EQ(config.text.cleaners,
+            (std::vector<std::string>{"basic_cleaners", "transliteration_cleaners"}));
+  EXPECT_EQ(config.train.max_steps, 10000000000LL);
+}
+
+TEST(Config, ShippedConfigsLoadAndHaveTheirHyperparameters) {
+  Config nvidia = load_config(config_path("ljspeech_tacotron2.yaml"));
+  EXPECT_EQ(nvidia.train.batch_size, 64);
+  EXPECT_EQ(nvidia.model.encoder_embedding_dim, 512);
+
+  Config rayhane = load_config(config_path("ljspeech_tacotron2_linear.yaml"));
+  EXPECT_EQ(rayhane.audio.n_fft, 2048);
+  EXPECT_EQ(rayhane.audio.hop_length, 275);
+  EXPECT_EQ(rayhane.audio.win_length, 1100);
+  EXPECT_DOUBLE_EQ(rayhane.audio.fmin, 55.0);
+  EXPECT_DOUBLE_EQ(rayhane.audio.fmax, 7600.0);
+  EXPECT_TRUE(rayhane.audio.symmetric);
+  EXPECT_DOUBLE_EQ(rayhane.audio.max_abs_value, 4.0);
+  EXPECT_TRUE(rayhane.audio.linear);
+  EXPECT_TRUE(rayhane.model.predict_linear);
+  EXPECT_EQ(rayhane.audio.n_linear(), 1025);
+
+  Config tiny = load_config(config_path("tiny.yaml"));
+  EXPECT_LT(tiny.model.decoder_rnn_dim, 256);
+}
+
+TEST(Config, DumpLoadsBackToTheSameConfig) {
+  for (const char* name :
+       {"ljspeech_tacotron2.yaml", "ljspeech_tacotron2_linear.yaml", "tiny.yaml"}) {
+    Config original = load_config(config_path(name), {"audio.log_floor=0.1", "data.val_size=0.05"});
+    std::string dumped = dump_config(original);
+    Config reloaded = parse_config(dumped, "dump");
+    EXPECT_TRUE(original == reloaded) << name;
+    EXPECT_EQ(dump_config(reloaded), dumped) << name;
+    EXPECT_DOUBLE_EQ(reloaded.audio.log_floor, 0.1);
+    EXPECT_DOUBLE_EQ(reloaded.data.val_size, 0.05);
+  }
+}
+
+TEST(Config, DumpListsEveryKeyWithAComment) {
+  std::string dumped = dump_config(Config{});
+  for (const std::string& path : tts::config::all_keys()) {
+    std::string key = path.substr(path.find('.') + 1);
+    auto at = dumped.find("  " + key + ":");
+    ASSERT_NE(at, std::string::npos) << path;
+    auto line_end = dumped.find('\n', at);
+    EXPECT_NE(dumped.substr(at, line_end - at).find("  # "), std::string::npos) << path;
+  }
+}
+
+TEST(Config, UnknownKeyNamesFileLineAndSuggestsTheNearestKey) {
+  std::string message =
+      usage_error([] { parse_config("audio:\n  n_fft: 1024\n  hop_lenght: 200\n", "my.yaml"); });
+  EXPECT_NE(message.find("my.yaml line 3"), std::string::npos) << message;
+  EXPECT_NE(message.find("audio.hop_lenght: unknown key; did you mean audio.hop_length?"),
+            std::string::npos)
+      << message;
+}
+
+TEST(Config, KeyInTheWrongSectionSuggestsItsSection) {
+  std::string message = usage_error([] { parse_config("audio:\n  batch_size: 8\n", "x.yaml"); });
+  EXPECT_NE(message.find("did you mean train.batch_size?"), std::string::npos) << message;
+}
+
+TEST(Config, UnknownSectionIsAnError) {
+  std::string message = usage_error([] { parse_config("audo:\n  n_fft: 1024\n", "x.yaml"); });
+  EXPECT_NE(message.find("x.yaml line 1: unknown section 'audo'; did you mean audio?"),
+            std::string::npos)
+      << message;
+}
+
+TEST(Config, WrongTypeNamesKeyExpectedTypeAndValue) {
+  std::string message = usage_error([] { parse_config("audio:\n  n_fft: 10.5\n", "x.yaml"); });
+  EXPECT_NE(message.find("x.yaml line 2: audio.n_fft: expected an integer, found '10.5'"),
+            std::string::npos)
+      << message;
+  message = usage_error([] { parse_config("audio:\n  linear: maybe\n", "x.yaml"); });
+  EXPECT_NE(message.find("audio.linear: expected a boolean"), std::string::npos) << message;
+  message = usage_error([] { parse_config("text:\n  cleaners: {a: 1}\n", "x.yaml"); });
+  EXPECT_NE(message.find("text.cleaners: expected a list of strings, found a mapping"),
+            std::string::npos)
+      << message;
+  message = usage_error([] { parse_config("audio: 3\n", "x.yaml"); });
+  EXPECT_NE(message.find("section 'audio' must be a mapping"), std::string::npos) << message;
+}
+
+TEST(Config, InvalidYamlNamesTheLine) {
+  std::string message =
+      usage_error([] { parse_config("audio:\n  n_fft: [1024\n  hop: 3\n", "x.yaml"); });
+  EXPECT_NE(message.find("x.yaml line"), std::string::npos) << message;
+  EXPECT_NE(message.find("not valid YAML"), std::string::npos) << message;
+}
+
+TEST(Config, RangeAndCrossFieldRulesNameTheKeyPath) {
+  struct Case {
+    const char* yaml;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {"audio:\n  n_fft: 512\n  win_length: 1024\n",
+       "audio.win_length = 1024: must be <= audio.n_fft (512)"},
+      {"audio:\n  fmax: 12000\n", "audio.fmax = 12000: must be <= audio.sample_rate/2 (11025)"},
+      {"model:\n  n_frames_per_step: 0\n", "model.n_frames_per_step = 0: must be at least 1"},
+      {"model:\n  encoder_embedding_dim: 511\n", "model.encoder_embedding_dim = 511: must be even"},
+      {"audio:\n  mel_scale: bark\n", "audio.mel_scale = 'bark': expected one of slaney, htk"},
+      {"train:\n  batch_size: 0\n", "train.batch_size = 0: must be at least 1"},
+      {"data:\n  val_size: 2.5\n", "data.val_size = 2.5: must be a fraction"},
+      {"distributed:\n  first_bucket_mb: 30\n", "distributed.first_bucket_mb = 30"},
+  };
+  for (const Case& c : cases) {
+    std::string message = usage_error([&] { parse_config(c.yaml, "x.yaml"); });
+    EXPECT_NE(message.find(c.expected), std::string::npos) << c.yaml << " -> " << message;
+  }
+}
+
+TEST(Config, OverridesApplyInOrderAndAreValidated) {
+  Config config = parse_config("train:\n  batch_size: 16\n", "x.yaml",
+                               {"train.batch_size=32", "audio.fmax=7600",
+                                "text.cleaners=[basic_cleaners]", "train.batch_size=48"});
+  EXPECT_EQ(config.train.batch_size, 48);
+  EXPECT_DOUBLE_EQ(config.audio.fmax, 7600.0);
+  EXPECT_EQ(config.text.cleaners, std::vector<std::string>{"basic_cleaners"});
+
+  std::string message = usage_error([] { parse_config("", "x", {"train.batch_sise=4"}); });
+  EXPECT_NE(message.find("--set train.batch_sise=4: train.batch_sise: unknown key; did you mean "
+                         "train.batch_size?"),
+            std::string::npos)
+      << message;
+  message = usage_error([] { parse_config("", "x", {"audio.fmax=20000"}); });
+  EXPECT_NE(message.find("audio.fmax = 20000"), std::string::npos) << message;
+  message = usage_error([] { parse_config("", "x", {"batch_size=4"}); });
+  EXPECT_NE(message.find("expected section.key=value"), std::string::npos) << message;
+  message = usage_error([] { parse_config("", "x", {"train.batch_size=abc"}); });
+  EXPECT_NE(message.find("expected an integer, found 'abc'"), std::string::npos) << message;
+}
+
+TEST(Config, MissingFileSaysWhichAndWhatToPass) {
+  std::string message = usage_error([] { load_config("/nonexistent/c.yaml"); });
+  EXPECT_NE(message.find("cannot read config file '/nonexistent/c.yaml'"), std::string::npos)
+      << message;
+}
+
+TEST(Config, FingerprintIgnoresLoggingAndSeesEverythingElse) {
+  Config a;
+  Config b;
+  b.logging.level = "debug";
+  EXPECT_EQ(tts::config::fingerprint(a), tts::config::fingerprint(b));
+  b.train.batch_size = 3;
+  EXPECT_NE(tts::config::fingerprint(a), tts::config::fingerprint(b));
+  EXPECT_EQ(tts::config::fingerprint(a).size(), 16u);
+}
