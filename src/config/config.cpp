@@ -147,11 +147,19 @@ struct KeyLister {
 
 struct Dumper {
   YAML::Emitter& out;
-  std::vector<std::string> skip_sections;
+  std::vector<std::string> skip_sections;  // ignored when `only_sections` is not empty
+  std::vector<std::string> only_sections;
+
+  bool wanted(const char* name) const {
+    auto contains = [name](const std::vector<std::string>& list) {
+      return std::find(list.begin(), list.end(), name) != list.end();
+    };
+    return only_sections.empty() ? !contains(skip_sections) : contains(only_sections);
+  }
 
   template <class Options>
   void section(const char* name, Options& options) {
-    if (std::find(skip_sections.begin(), skip_sections.end(), name) != skip_sections.end()) return;
+    if (!wanted(name)) return;
     out << YAML::Key << name << YAML::Value << YAML::BeginMap;
     options.visit(*this);
     out << YAML::EndMap;
@@ -272,10 +280,11 @@ void set_field(Config& config, const std::string& section, const std::string& ke
   }
 }
 
-std::string dump_sections(const Config& config, std::vector<std::string> skip_sections) {
+std::string dump_selected(const Config& config, std::vector<std::string> skip_sections,
+                          std::vector<std::string> only_sections = {}) {
   YAML::Emitter out;
   out << YAML::BeginMap;
-  Dumper dumper{out, std::move(skip_sections)};
+  Dumper dumper{out, std::move(skip_sections), std::move(only_sections)};
   const_cast<Config&>(config).visit_sections(dumper);
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
@@ -357,11 +366,15 @@ void apply_override(Config& config, const std::string& assignment) {
 }
 
 std::string dump_config(const Config& config) {
-  return fmt::format("# tts-train {} resolved config\n", TTS_VERSION) + dump_sections(config, {});
+  return fmt::format("# tts-train {} resolved config\n", TTS_VERSION) + dump_selected(config, {});
+}
+
+std::string dump_sections(const Config& config, const std::vector<std::string>& sections) {
+  return dump_selected(config, {}, sections);
 }
 
 std::string fingerprint(const Config& config) {
-  std::string text = dump_sections(config, {"logging"});
+  std::string text = dump_selected(config, {"logging"});
   uint64_t hash = 1469598103934665603ULL;  // FNV-1a, 64 bit
   for (unsigned char c : text) {
     hash ^= c;
@@ -373,7 +386,7 @@ std::string fingerprint(const Config& config) {
 std::vector<std::string> all_keys() { return list_keys().keys; }
 
 bool operator==(const Config& a, const Config& b) {
-  return dump_sections(a, {}) == dump_sections(b, {});
+  return dump_selected(a, {}) == dump_selected(b, {});
 }
 
 void Config::validate() const {

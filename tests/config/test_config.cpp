@@ -207,3 +207,12 @@ TEST(Config, FingerprintIgnoresLoggingAndSeesEverythingElse) {
   EXPECT_NE(tts::config::fingerprint(a), tts::config::fingerprint(b));
   EXPECT_EQ(tts::config::fingerprint(a).size(), 16u);
 }
+
+TEST(Config, DumpSectionsWritesOnlyThoseAndReadsBack) {
+  Config config = parse_config("", "x", {"audio.n_fft=2048", "text.unknown=error"});
+  std::string text = tts::config::dump_sections(config, {"audio", "text"});
+  EXPECT_EQ(text.find("train:"), std::string::npos);
+  Config reloaded = parse_config(text, "features.yaml");
+  EXPECT_EQ(reloaded.audio.n_fft, 2048);
+  EXPECT_EQ(reloaded.text.unknown, "error");
+}

@@ -56,6 +56,10 @@ void apply_override(Config& config, const std::string& assignment);
 // The fully resolved config as YAML, every field with its comment. Loads back to an equal Config.
 std::string dump_config(const Config& config);
 
+// Only the named sections ("audio", "text"), as YAML that parse_config() reads back (the other
+// sections keep their defaults). The feature store records its settings this way.
+std::string dump_sections(const Config& config, const std::vector<std::string>& sections);
+
 // A stable 64-bit hash (hex) of dump_config() without `logging`: equal on every rank of a run.
 std::string fingerprint(const Config& config);
 
