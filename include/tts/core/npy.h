@@ -1,0 +1,39 @@
+// NumPy .npy files, the project's array format everywhere (readable by numpy.load). Only float32,
+// little-endian, C order is written; reading also accepts float64 and int16/int32/int64 (converted
+// to float) and rejects anything else with a message naming the file and the dtype found.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tts {
+
+struct NpyArray {
+  std::vector<int64_t> shape;
+  std::vector<float> data;  // C order
+
+  int64_t size() const;
+};
+
+// Writes float32 data of `shape` to `path` through a temporary file in the same directory and a
+// rename, so a crash never leaves a partial file under the final name. Throws tts::Error.
+void write_npy(const std::string& path, const float* data, const std::vector<int64_t>& shape);
+inline void write_npy(const std::string& path, const NpyArray& array) {
+  write_npy(path, array.data.data(), array.shape);
+}
+
+// Reads an .npy file; throws tts::Error naming the file and what is wrong (not a .npy file,
+// unsupported dtype, Fortran order, truncated data).
+NpyArray read_npy(const std::string& path);
+
+// Reads only the header: the shape and dtype string ("<f4"). Throws like read_npy.
+struct NpyHeader {
+  std::vector<int64_t> shape;
+  std::string dtype;
+  bool fortran_order = false;
+  size_t data_offset = 0;
+};
+NpyHeader read_npy_header(const std::string& path);
+
+}  // namespace tts
