@@ -1,0 +1,55 @@
+// Transcript -> symbol ids, as configured by the `text` section: the cleaner chain, then lookup in
+// the symbol set. Thread-safe: clean() and to_ids() may be called concurrently (preprocess does);
+// the count of dropped characters is shared.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tts/config/text_options.h"
+#include "tts/text/symbols.h"  // symbol_count(), for building the model
+
+namespace tts::text {
+
+class TextProcessor {
+ public:
+  // Throws UsageError for an unknown cleaner or symbol set name (naming the valid ones).
+  explicit TextProcessor(const config::TextOptions& options);
+  ~TextProcessor();
+  TextProcessor(const TextProcessor&) = delete;
+  TextProcessor& operator=(const TextProcessor&) = delete;
+
+  // Applies the cleaner chain. With the english_arpabet set, "{...}" phoneme groups pass through
+  // uncleaned.
+  std::string clean(const std::string& raw) const;
+
+  // Ids of the cleaned text, ending with eos_id(). A character outside the symbol set is dropped
+  // (one warning per distinct character, then counted; see dropped_characters()) or, with
+  // text.unknown = error, throws tts::Error naming it.
+  std::vector<int64_t> to_ids(const std::string& cleaned) const;
+
+  // clean() then to_ids().
+  std::vector<int64_t> encode(const std::string& raw) const { return to_ids(clean(raw)); }
+
+  // Text of `ids` (padding and end-of-sentence omitted; ARPAbet symbols as "{HH AH0}").
+  // Throws tts::Error for an id outside [0, num_symbols()).
+  std::string to_text(const std::vector<int64_t>& ids) const;
+
+  int64_t num_symbols() const;
+  int64_t pad_id() const { return 0; }
+  int64_t eos_id() const { return 1; }
+
+  // Characters dropped so far (UTF-8) and how often.
+  std::map<std::string, int64_t> dropped_characters() const;
+  // Logs one warning line listing the dropped characters with counts; nothing when none.
+  void report() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace tts::text

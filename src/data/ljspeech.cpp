@@ -1,0 +1,113 @@
+#include "tts/data/ljspeech.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <unordered_map>
+
+#include "tts/core/error.h"
+#include "tts/core/fs.h"
+
+namespace tts::data {
+namespace {
+
+bool is_blank(const std::string& text) {
+  return text.find_first_not_of(" \t\r\n") == std::string::npos;
+}
+
+std::string trim(const std::string& text) {
+  size_t begin = text.find_first_not_of(" \t");
+  if (begin == std::string::npos) return "";
+  size_t end = text.find_last_not_of(" \t");
+  return text.substr(begin, end - begin + 1);
+}
+
+std::vector<std::string> split(const std::string& line, char separator) {
+  std::vector<std::string> fields;
+  size_t start = 0;
+  while (true) {
+    size_t end = line.find(separator, start);
+    if (end == std::string::npos) {
+      fields.push_back(line.substr(start));
+      return fields;
+    }
+    fields.push_back(line.substr(start, end - start));
+    start = end + 1;
+  }
+}
+
+// What stands in for the id of a line that has none: its first 40 characters, tabs as spaces.
+std::string excerpt(const std::string& line) {
+  std::string start = line.substr(0, 40);
+  for (char& c : start) {
+    if (c == '\t') c = ' ';
+  }
+  return line.size() > 40 ? start + "..." : start;
+}
+
+}  // namespace
+
+Metadata parse_ljspeech_metadata(const std::string& text) {
+  Metadata metadata;
+  std::unordered_map<std::string, int64_t> first_line;
+  size_t start = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
+  int64_t line_number = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    start = end + 1;
+    ++line_number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (is_blank(line)) continue;
+
+    std::vector<std::string> fields = split(line, '|');
+    if (fields.size() < 2 || fields.size() > 3) {
+      metadata.problems.push_back(
+          {line_number, excerpt(line),
+           fmt::format("malformed line: expected 2 or 3 '|'-separated columns "
+                       "(ID|raw|normalized), found {}",
+                       fields.size())});
+      continue;
+    }
+    std::string id = trim(fields[0]);
+    if (id.empty()) {
+      metadata.problems.push_back(
+          {line_number, excerpt(line), "malformed line: the id (first column) is empty"});
+      continue;
+    }
+    if (id == "." || id == ".." || id.find_first_of("/\\ \t") != std::string::npos) {
+      metadata.problems.push_back(
+          {line_number, excerpt(line),
+           fmt::format("malformed line: id '{}' cannot name a file (no '/', '\\', spaces, "
+                       "'.' or '..')",
+                       id)});
+      continue;
+    }
+    auto [previous, inserted] = first_line.emplace(id, line_number);
+    if (!inserted) {
+      metadata.problems.push_back(
+          {line_number, id,
+           fmt::format("duplicate id: first on line {}, which is kept", previous->second)});
+      continue;
+    }
+    bool has_normalized = fields.size() == 3 && !is_blank(fields[2]);
+    metadata.entries.push_back({line_number, id, has_normalized ? fields[2] : fields[1]});
+  }
+  return metadata;
+}
+
+Metadata read_ljspeech_metadata(const std::string& corpus_dir) {
+  std::string path = (std::filesystem::path(corpus_dir) / "metadata.csv").string();
+  TTS_CHECK(std::filesystem::is_regular_file(path),
+            "no '{}': an LJSpeech-format corpus has metadata.csv (lines ID|raw|normalized) and "
+            "wavs/ID.wav; check --input",
+            path);
+  return parse_ljspeech_metadata(read_file(path));
+}
+
+std::string ljspeech_wav_path(const std::string& corpus_dir, const std::string& id) {
+  return (std::filesystem::path(corpus_dir) / "wavs" / (id + ".wav")).string();
+}
+
+}  // namespace tts::data

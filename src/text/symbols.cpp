@@ -1,0 +1,50 @@
+#include "tts/text/symbols.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "tts/core/error.h"
+
+namespace tts::text {
+namespace {
+
+constexpr char kPunctuation[] = "!'\"(),-.:;? ";
+constexpr char kLetters[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+// CMUdict's phoneme set (keithito/tacotron text/cmudict.py).
+const char* const kArpabet[] = {
+    "AA",  "AA0", "AA1", "AA2", "AE",  "AE0", "AE1", "AE2", "AH",  "AH0", "AH1", "AH2", "AO", "AO0",
+    "AO1", "AO2", "AW",  "AW0", "AW1", "AW2", "AY",  "AY0", "AY1", "AY2", "B",   "CH",  "D",  "DH",
+    "EH",  "EH0", "EH1", "EH2", "ER",  "ER0", "ER1", "ER2", "EY",  "EY0", "EY1", "EY2", "F",  "G",
+    "HH",  "IH",  "IH0", "IH1", "IH2", "IY",  "IY0", "IY1", "IY2", "JH",  "K",   "L",   "M",  "N",
+    "NG",  "OW",  "OW0", "OW1", "OW2", "OY",  "OY0", "OY1", "OY2", "P",   "R",   "S",   "SH", "T",
+    "TH",  "UH",  "UH0", "UH1", "UH2", "UW",  "UW0", "UW1", "UW2", "V",   "W",   "Y",   "Z",  "ZH"};
+
+std::vector<std::string> make_table(bool with_arpabet) {
+  std::vector<std::string> table{kPadSymbol, kEosSymbol};
+  for (const char* c = kPunctuation; *c; ++c) table.emplace_back(1, *c);
+  for (const char* c = kLetters; *c; ++c) table.emplace_back(1, *c);
+  if (with_arpabet) {
+    for (const char* phoneme : kArpabet) table.push_back(std::string("@") + phoneme);
+  }
+  return table;
+}
+
+}  // namespace
+
+std::vector<std::string> symbol_set_names() { return {"english", "english_arpabet"}; }
+
+const std::vector<std::string>& symbol_table(const std::string& symbol_set) {
+  static const std::vector<std::string> english = make_table(false);
+  static const std::vector<std::string> english_arpabet = make_table(true);
+  if (symbol_set == "english") return english;
+  if (symbol_set == "english_arpabet") return english_arpabet;
+  throw UsageError(fmt::format("text.symbol_set = '{}': unknown symbol set; expected one of {}",
+                               symbol_set, fmt::join(symbol_set_names(), ", ")));
+}
+
+int64_t symbol_count(const std::string& symbol_set) {
+  return static_cast<int64_t>(symbol_table(symbol_set).size());
+}
+
+}  // namespace tts::text
