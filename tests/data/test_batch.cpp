@@ -85,7 +85,12 @@ TEST(Batch, ToDeviceKeepsEveryTensorAndId) {
   EXPECT_TRUE(moved.linear.equal(batch.linear));
   EXPECT_TRUE(moved.stop.equal(batch.stop));
   EXPECT_EQ(moved.ids, batch.ids);
+}
+
+TEST(Batch, PinnedCopiesReachCudaUnchanged) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "pinned memory needs CUDA";
+  tts::data::Batch batch =
+      tts::data::collate({example("a", 4, 2, 3, 5, 1.0f), example("b", 2, 1, 3, 5, 2.0f)}, 1);
   tts::data::Batch pinned = batch.pin_memory();
   EXPECT_TRUE(pinned.mel.is_pinned());
   tts::data::Batch on_gpu = pinned.to(torch::kCUDA, true);
