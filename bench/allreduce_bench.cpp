@@ -3,7 +3,7 @@
 //     tensor and in 25 MB buckets, and of a small tensor;
 //  2. the exposed communication of a training step (time finish_step() waits after backward)
 //     with the bucketed reducer overlapping backward, versus one bucket reduced after backward.
-// Usage: bench_allreduce [ranks] [steps]. Prints Markdown tables for docs/benchmarks.md.
+// Usage: bench_allreduce [ranks] [steps] [batch]. Prints Markdown tables for docs/benchmarks.md.
 #include <sys/wait.h>
 #include <torch/torch.h>
 #include <unistd.h>
@@ -90,7 +90,7 @@ struct Stack : torch::nn::Module {
   std::vector<torch::nn::Linear> layers;
 };
 
-void bench_overlap(Communicator& comm, int steps) {
+void bench_overlap(Communicator& comm, int steps, int batch) {
   if (comm.rank() == 0) {
     std::printf(
         "\n| reducer | ranks | step | backward | exposed communication | share of step |\n");
@@ -108,7 +108,7 @@ void bench_overlap(Communicator& comm, int steps) {
       comm.barrier();
       Stopwatch step;
       net.zero_grad();
-      torch::Tensor loss = net.forward(torch::randn({32, 2000})).square().mean();
+      torch::Tensor loss = net.forward(torch::randn({batch, 2000})).square().mean();
       reducer.begin_step(true);
       Stopwatch backward;
       loss.backward();
@@ -135,6 +135,7 @@ void bench_overlap(Communicator& comm, int steps) {
 int main(int argc, char** argv) {
   const int ranks = argc > 1 ? std::atoi(argv[1]) : 2;
   const int steps = argc > 2 ? std::atoi(argv[2]) : 10;
+  const int batch = argc > 3 ? std::atoi(argv[3]) : 32;
   const int port = pick_free_port("127.0.0.1");
   std::vector<pid_t> pids;
   for (int rank = 0; rank < ranks; ++rank) {
@@ -151,7 +152,7 @@ int main(int argc, char** argv) {
       options.timeout_s = 600;
       auto comm = make_communicator(info, options, "gloo");
       bench_collectives(*comm, steps);
-      bench_overlap(*comm, steps);
+      bench_overlap(*comm, steps, batch);
       std::fflush(stdout);
       comm.reset();
       _exit(0);

@@ -1,8 +1,6 @@
 // tts-train dist-selftest: a hidden subcommand that exercises the dist module with real
 // processes (the launcher, rendezvous, collectives, fault handling). The dist tests run it; it is
 // not listed in --help.
-#include <unistd.h>
-
 #include <csignal>
 #include <iostream>
 #include <thread>

@@ -1,4 +1,10 @@
 // The NCCL process group; built only where libtorch has CUDA (TTS_WITH_CUDA).
+// c10d's NCCL header is empty unless USE_C10D_NCCL is defined; libtorch_cuda's CMake target may
+// not define it (pytorch/pytorch#65918), and every CUDA libtorch has NCCL built in.
+#ifndef USE_C10D_NCCL
+#define USE_C10D_NCCL
+#endif
+
 #include <c10/cuda/CUDAFunctions.h>
 
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>

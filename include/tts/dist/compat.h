@@ -12,14 +12,23 @@
 // the constructors used here have the same parameters: (store, rank, size, options).
 #pragma once
 
+// c10d's Gloo header is empty unless USE_C10D_GLOO is defined. libtorch's CMake targets define it
+// where Gloo is built in (Debian's 1.13 and the PyTorch wheels); some packagings do not
+// (pytorch/pytorch#65918), and every libtorch we support has Gloo.
+#ifndef USE_C10D_GLOO
+#define USE_C10D_GLOO
+#endif
+
+// clang-format off
 #include <torch/version.h>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+// clang-format on
 
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #if TORCH_VERSION_MAJOR >= 2
 #include <torch/csrc/distributed/c10d/Backend.hpp>

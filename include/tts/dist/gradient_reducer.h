@@ -48,7 +48,7 @@ class GradientReducer {
   void finish_step();
 
   // Seconds finish_step() of the last reducing step spent waiting for communication (the part of
-  // the all-reduce not hidden behind backward).
+  // the all-reduce not hidden behind backward; on CUDA measured up to the device's completion).
   double last_exposed_comm_seconds() const;
   // Number of buckets and their sizes in elements, in launch order (for logs and tests).
   std::vector<int64_t> bucket_sizes() const;
