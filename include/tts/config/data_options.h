@@ -19,6 +19,7 @@ struct DataOptions {
   int prefetch_batches = 4;
   int sort_pool_batches = 32;
   std::string on_bad_file = "skip";
+  bool pin_memory = true;
 
   template <class V>
   void visit(V& v) {
@@ -34,6 +35,8 @@ struct DataOptions {
       "the sampler sorts by length within pools of this many global batches");
     v("on_bad_file", on_bad_file, "a feature file that fails its checks: skip (counted) or error",
       Choices{"skip", "error"});
+    v("pin_memory", pin_memory,
+      "on CUDA, load batches into page-locked memory for non-blocking copies");
   }
   void validate() const;
 };

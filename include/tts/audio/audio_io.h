@@ -1,0 +1,27 @@
+// Reading and writing waveforms. Samples are float, mono, scaled like int16/32768 (16-bit PCM
+// reads into [-1, 1)); libsndfile handles WAV/FLAC/OGG (8/16/24/32-bit int and float), soxr
+// (high quality) resamples files whose rate differs from the configured one.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tts/config/audio_options.h"
+
+namespace tts::audio {
+
+// Reads `path`, mixes or picks channels per `options.channels` (mix averages, first keeps channel
+// 0, error refuses multi-channel files) and resamples to `options.sample_rate`. `original_rate`
+// (optional) receives the file's own rate, so callers can count resampled files. Throws tts::Error
+// naming the file for a missing file, a directory, unreadable or empty audio, NaN/Inf samples.
+std::vector<float> read_audio(const std::string& path, const config::AudioOptions& options,
+                              int* original_rate = nullptr);
+
+// Resamples mono `samples` from `from_rate` to `to_rate` with soxr's high-quality preset.
+std::vector<float> resample(const std::vector<float>& samples, int from_rate, int to_rate);
+
+// Writes 16-bit PCM mono WAV (x * 32768, rounded, clipped to [-32768, 32767]) through a temporary
+// file and a rename, so a crash never leaves a partial file under `path`. Throws tts::Error.
+void write_wav(const std::string& path, const std::vector<float>& samples, int sample_rate);
+
+}  // namespace tts::audio

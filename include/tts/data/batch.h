@@ -1,0 +1,45 @@
+// A training batch and the collation that makes it (NVIDIA/tacotron2's TextMelCollate).
+#pragma once
+
+#include <torch/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tts::data {
+
+// Everything on the CPU unless moved with to(). Utterances are ordered by text length, longest
+// first (as NVIDIA's collate does, so the encoder can pack its sequences).
+struct Batch {
+  torch::Tensor text;          // [B, T_text] int64, padded with the pad id 0
+  torch::Tensor text_lengths;  // [B] int64
+  torch::Tensor mel;           // [B, T_mel, n_mels] float32; T_mel = longest rounded up to r; zeros
+  torch::Tensor mel_lengths;   // [B] int64, true lengths
+  torch::Tensor stop;          // [B, T_mel] float32: 1 from the last real frame on, else 0
+  torch::Tensor linear;        // [B, T_mel, n_linear] float32, or undefined
+  std::vector<std::string> ids;
+
+  int64_t size() const { return static_cast<int64_t>(ids.size()); }
+  int64_t padded_frames() const;  // B * T_mel
+  int64_t real_frames() const;    // sum of mel_lengths
+  // A copy with every tensor on `device` (non_blocking from pinned memory to CUDA).
+  Batch to(const torch::Device& device, bool non_blocking = false) const;
+  // A copy in page-locked host memory, for non-blocking copies to CUDA.
+  Batch pin_memory() const;
+};
+
+// One loaded utterance before collation.
+struct Example {
+  std::string id;
+  std::vector<int64_t> text;  // symbol ids, not empty
+  torch::Tensor mel;          // [frames, n_mels] float32
+  torch::Tensor linear;       // [frames, n_linear] float32, or undefined
+};
+
+// Pads and stacks `examples` (not empty; all with or all without linear) into a Batch whose mel
+// length is a multiple of `n_frames_per_step`. Throws tts::Error on inconsistent shapes, naming
+// the utterance.
+Batch collate(std::vector<Example> examples, int n_frames_per_step);
+
+}  // namespace tts::data

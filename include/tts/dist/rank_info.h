@@ -1,0 +1,29 @@
+// Where this process sits in a data-parallel job, read from the environment that launchers set:
+// torchrun (and our built-in launcher) set RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
+// MASTER_ADDR, MASTER_PORT; under SLURM, SLURM_PROCID, SLURM_NTASKS and SLURM_LOCALID stand in
+// for the first three. With none of them set the process runs alone (world size 1).
+#pragma once
+
+#include <string>
+
+namespace tts::dist {
+
+struct RankInfo {
+  int rank = 0;                           // global rank, 0 .. world_size-1
+  int world_size = 1;                     // number of processes in the job
+  int local_rank = 0;                     // rank on this node; selects the GPU (cuda:local_rank)
+  int local_world_size = 1;               // processes on this node
+  std::string master_addr = "127.0.0.1";  // host of rank 0, where the TCPStore listens
+  int master_port = 0;                    // TCPStore port; required when world_size > 1
+
+  // Reads the torchrun variables, else the SLURM ones, else returns a single-process RankInfo.
+  // Throws UsageError naming the variable when a value is not an integer, out of range, or
+  // inconsistent with the others (e.g. RANK >= WORLD_SIZE, WORLD_SIZE > 1 without MASTER_PORT).
+  static RankInfo from_env();
+
+  bool distributed() const { return world_size > 1; }
+  // "rank 1/4 (local 1/2)", for logs.
+  std::string describe() const;
+};
+
+}  // namespace tts::dist

@@ -1,0 +1,40 @@
+// Tacotron-2 training losses: masked MSE or L1 (train.loss) on the mel before and after the
+// postnet, binary cross-entropy with pos_weight (train.stop_pos_weight) on the stop token, the
+// same masked loss on linear spectrograms when the model predicts them, and the optional guided
+// attention loss of Tachibana et al. 2017 (train.guided_attention_weight, _sigma).
+#pragma once
+
+#include <torch/types.h>
+
+#include "tts/config/train_options.h"
+#include "tts/model/tacotron2.h"
+
+namespace tts::model {
+
+struct Targets {
+  torch::Tensor mel;          // [B, T_mel, n_mels]
+  torch::Tensor mel_lengths;  // [B] int64
+  torch::Tensor stop;         // [B, T_mel] float, 1 at the last frame (and may be at padding)
+  torch::Tensor linear;       // [B, T_mel, n_linear]; needed only when the model predicts it
+};
+
+// Each part is a scalar; parts that are off are undefined tensors. `total` is the sum of the
+// parts, the guided attention part scaled by its weight.
+struct LossParts {
+  torch::Tensor total, mel, mel_postnet, gate, linear, guided_attention;
+};
+
+// Every part is averaged over the valid (frame < mel_length) elements of the batch; padded
+// frames contribute nothing, whatever the outputs or targets hold there. The guided attention
+// part averages over valid (decoder step, text position) pairs and is reported unweighted.
+LossParts compute_loss(const TacotronOutput& out, const Targets& targets,
+                       const torch::Tensor& text_lengths, const config::TrainOptions& options);
+
+// Guided attention penalty W[b, n, t] = 1 - exp(-(n/N_b - t/T_b)^2 / (2 sigma^2)) for decoder
+// steps n < N_b and text positions t < T_b, 0 elsewhere. decoder_lengths, text_lengths int64 [B].
+// Returns [B, max_steps, max_text].
+torch::Tensor guided_attention_weights(const torch::Tensor& decoder_lengths,
+                                       const torch::Tensor& text_lengths, int64_t max_steps,
+                                       int64_t max_text, double sigma);
+
+}  // namespace tts::model

@@ -1,0 +1,71 @@
+// Tacotron-2 (Shen et al. 2018) with NVIDIA/tacotron2's architecture and initialization, plus an
+// optional CBHG head predicting linear spectrograms from the postnet mel (Rayhane-mamah's).
+// With configs/ljspeech_tacotron2.yaml and NVIDIA's 148-symbol table it has 28,193,153
+// parameters, as NVIDIA's model.
+//
+// Parameters are registered in a fixed order with plain names (embedding.weight,
+// encoder.conv0.weight, decoder.attention_rnn.weight_ih, postnet.conv4.bias, linear_head.*, ...)
+// so that checkpoints compare by name across runs.
+#pragma once
+
+#include <torch/nn/module.h>
+#include <torch/nn/modules/embedding.h>
+#include <torch/nn/pimpl.h>
+#include <torch/types.h>
+
+#include "tts/config/model_options.h"
+#include "tts/model/layers.h"
+
+namespace tts::model {
+
+struct TacotronOutput {
+  torch::Tensor mel;          // [B, T_mel, n_mels] decoder output before the postnet
+  torch::Tensor mel_postnet;  // [B, T_mel, n_mels]
+  torch::Tensor gate;         // [B, T_mel] stop-token logits
+  torch::Tensor alignments;   // [B, T_mel / r, T_text]
+  torch::Tensor linear;       // [B, T_mel, n_linear] when predict_linear, else undefined
+  torch::Tensor mel_lengths;  // [B] int64 (inference: frames generated; training: the input's)
+};
+
+class Tacotron2Impl : public torch::nn::Module {
+ public:
+  // n_symbols: size of the text symbol table (id 0 is padding); n_mels: mel channels;
+  // n_linear: linear-spectrogram bins (n_fft/2 + 1), used only with predict_linear.
+  Tacotron2Impl(const config::ModelOptions& options, int64_t n_symbols, int64_t n_mels,
+                int64_t n_linear);
+
+  // Teacher forcing. text [B, T_text] int64 padded with 0; text_lengths [B] int64;
+  // mel [B, T_mel, n_mels] with T_mel a multiple of r; mel_lengths [B] int64. Outputs at frames
+  // >= mel_lengths are zero (mel, mel_postnet, linear). Dropout follows train()/eval() except the
+  // prenet's, which is always on.
+  TacotronOutput forward(const torch::Tensor& text, const torch::Tensor& text_lengths,
+                         const torch::Tensor& mel, const torch::Tensor& mel_lengths);
+
+  // Greedy, batched inference. Each item stops at its first frame whose stop probability passes
+  // gate_threshold (or after max_decoder_steps); mel_lengths says how many frames it has, and
+  // frames past them are zero. Call under torch::NoGradGuard and eval() for synthesis.
+  TacotronOutput infer(const torch::Tensor& text, const torch::Tensor& text_lengths);
+
+  const config::ModelOptions& options() const { return options_; }
+  int64_t n_symbols() const { return n_symbols_; }
+  int64_t n_mels() const { return n_mels_; }
+  int64_t n_linear() const { return n_linear_; }
+
+ private:
+  TacotronOutput finish(DecoderOutput decoded, const torch::Tensor& mel_lengths);
+  torch::Tensor encode(const torch::Tensor& text, const torch::Tensor& text_lengths);
+
+  config::ModelOptions options_;
+  int64_t n_symbols_, n_mels_, n_linear_;
+  torch::nn::Embedding embedding_{nullptr};
+  Encoder encoder_{nullptr};
+  Decoder decoder_{nullptr};
+  Postnet postnet_{nullptr};
+  CBHG linear_head_{nullptr};
+};
+TORCH_MODULE(Tacotron2);
+
+// Number of parameter elements (trainable tensors; buffers such as BatchNorm statistics excluded).
+int64_t count_parameters(torch::nn::Module& module);
+
+}  // namespace tts::model

@@ -1,0 +1,113 @@
+#include "tts/audio/audio_processor.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "tts/audio/audio_io.h"
+#include "tts/core/error.h"
+
+namespace tts::audio {
+namespace {
+
+// Griffin-Lim output above this peak is scaled down to it.
+constexpr float kMaxPeak = 0.99f;
+
+const config::AudioOptions& validated(const config::AudioOptions& options) {
+  options.validate();
+  return options;
+}
+
+torch::Tensor to_tensor(const std::vector<float>& samples) {
+  return torch::from_blob(const_cast<float*>(samples.data()),
+                          {static_cast<int64_t>(samples.size())}, torch::kFloat32)
+      .clone();
+}
+
+}  // namespace
+
+AudioProcessor::AudioProcessor(const config::AudioOptions& options)
+    : options_(validated(options)),
+      trimmer_(options.trim_top_db, options.trim_frame_length, options.trim_hop_length),
+      preemphasis_(options.preemphasis),
+      stft_(options),
+      filterbank_(options),
+      compression_(options),
+      griffin_lim_(stft_, options.griffin_lim_iters) {}
+
+Features AudioProcessor::compute(const std::vector<float>& samples, bool with_linear) const {
+  TTS_CHECK(!samples.empty(), "the audio holds no samples");
+  for (size_t i = 0; i < samples.size(); ++i) {
+    TTS_CHECK(std::isfinite(samples[i]), "sample {} is {}; audio must be finite", i, samples[i]);
+  }
+  std::vector<float> signal;
+  if (options_.trim) {
+    TrimRange range = trimmer_.find(samples);
+    signal.assign(samples.begin() + range.start, samples.begin() + range.end);
+  } else {
+    signal = samples;
+  }
+  TTS_CHECK(static_cast<int64_t>(signal.size()) >= options_.n_fft,
+            "audio shorter than one frame: {} samples{} but audio.n_fft = {}; drop the clip",
+            signal.size(), options_.trim ? " after trimming" : "", options_.n_fft);
+  preemphasis_.apply(signal);
+  torch::NoGradGuard no_grad;
+  const torch::Tensor magnitude = stft_.magnitude(to_tensor(signal), options_.magnitude_power);
+  Features features;
+  features.mel = compression_.compress(filterbank_.apply(magnitude)).contiguous();
+  if (with_linear) features.linear = compression_.compress(magnitude).contiguous();
+  features.n_samples = static_cast<int64_t>(signal.size());
+  return features;
+}
+
+Features AudioProcessor::compute_file(const std::string& path, bool with_linear) const {
+  std::vector<float> samples = read_audio(path, options_);
+  try {
+    return compute(samples, with_linear);
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}: {}", path, e.what()));
+  }
+}
+
+std::vector<float> AudioProcessor::mel_to_wav(const torch::Tensor& mel) const {
+  TTS_CHECK(mel.dim() == 2 && mel.size(1) == options_.n_mels,
+            "mel to wav: expected a time-major [frames, {}] mel spectrogram (audio.n_mels), found "
+            "shape {}{}",
+            options_.n_mels, mel.sizes().vec(),
+            mel.dim() == 2 && mel.size(0) == options_.n_mels ? "; transpose it" : "");
+  torch::NoGradGuard no_grad;
+  torch::Tensor linear_power =
+      filterbank_.to_linear(compression_.decompress(mel.to(torch::kFloat32)), options_.mel_inverse);
+  return magnitude_to_wav(linear_power.pow(1.0 / options_.magnitude_power));
+}
+
+std::vector<float> AudioProcessor::linear_to_wav(const torch::Tensor& linear) const {
+  TTS_CHECK(
+      linear.dim() == 2 && linear.size(1) == options_.n_linear(),
+      "linear to wav: expected a time-major [frames, {}] linear spectrogram (audio.n_fft/2+1), "
+      "found shape {}{}",
+      options_.n_linear(), linear.sizes().vec(),
+      linear.dim() == 2 && linear.size(0) == options_.n_linear() ? "; transpose it" : "");
+  torch::NoGradGuard no_grad;
+  torch::Tensor power = compression_.decompress(linear.to(torch::kFloat32));
+  return magnitude_to_wav(power.pow(1.0 / options_.magnitude_power));
+}
+
+std::vector<float> AudioProcessor::magnitude_to_wav(const torch::Tensor& magnitude) const {
+  TTS_CHECK(magnitude.size(0) >= 2, "griffin-lim: need at least 2 frames, found {}",
+            magnitude.size(0));
+  torch::Tensor target =
+      options_.griffin_lim_power == 1.0 ? magnitude : magnitude.pow(options_.griffin_lim_power);
+  torch::Tensor wav = griffin_lim_.reconstruct(target).to(torch::kCPU).contiguous();
+  std::vector<float> samples(wav.data_ptr<float>(), wav.data_ptr<float>() + wav.numel());
+  preemphasis_.invert(samples);
+  float peak = 0.f;
+  for (float s : samples) peak = std::max(peak, std::abs(s));
+  if (peak > kMaxPeak) {
+    for (float& s : samples) s *= kMaxPeak / peak;
+  }
+  return samples;
+}
+
+}  // namespace tts::audio

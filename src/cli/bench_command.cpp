@@ -1,0 +1,161 @@
+// tts-train bench: times teacher-forced Tacotron-2 training steps (forward, loss, backward,
+// gradient clipping, Adam step) on a synthetic batch and prints one JSON line on stdout.
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <iostream>
+#include <numeric>
+#include <vector>
+
+#include "tts/cli/command.h"
+#include "tts/core/error.h"
+#include "tts/core/logging.h"
+#include "tts/core/timer.h"
+#include "tts/model/loss.h"
+#include "tts/model/tacotron2.h"
+
+namespace tts::cli {
+namespace {
+
+struct BenchArgs {
+  ConfigArgs config;
+  int64_t batch = 0;
+  int64_t text_len = 120;
+  int64_t frames = 600;
+  int steps = 5;
+  int threads = 0;
+  int64_t symbols = 148;
+  std::string device = "cpu";
+};
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+void synchronize(const torch::Device& device) {
+#ifdef TTS_WITH_CUDA
+  if (device.is_cuda()) torch::cuda::synchronize(device.index());
+#else
+  (void)device;
+#endif
+}
+
+int run_bench(const BenchArgs& args) {
+  config::Config config = args.config.load();
+  int64_t batch = args.batch > 0 ? args.batch : config.train.batch_size;
+  TTS_USAGE_CHECK(args.text_len >= 1 && args.frames >= 1 && args.steps >= 1 && args.symbols >= 2,
+                  "bench: --text-len, --frames, --steps must be >= 1 and --symbols >= 2");
+  TTS_USAGE_CHECK(args.device == "cpu" || args.device == "cuda",
+                  "bench: --device must be cpu or cuda, got '{}'", args.device);
+  TTS_USAGE_CHECK(args.device == "cpu" || torch::cuda::is_available(),
+                  "bench: --device cuda, but no CUDA device is available to this libtorch "
+                  "(build against a CUDA libtorch through Torch_DIR, or use --device cpu)");
+  torch::Device device(args.device == "cuda" ? torch::kCUDA : torch::kCPU);
+  if (args.threads > 0) torch::set_num_threads(args.threads);
+  torch::manual_seed(config.train.seed);
+
+  int64_t r = config.model.n_frames_per_step;
+  int64_t frames = (args.frames + r - 1) / r * r;
+  int64_t n_mels = config.audio.n_mels;
+  int64_t n_linear = config.audio.n_linear();
+  model::Tacotron2 tacotron(config.model, args.symbols, n_mels, n_linear);
+  tacotron->to(device);
+  tacotron->train();
+
+  auto float_options = torch::TensorOptions().device(device);
+  torch::Tensor text =
+      torch::randint(1, args.symbols, {batch, args.text_len}, float_options.dtype(torch::kInt64));
+  torch::Tensor text_lengths = torch::full({batch}, args.text_len, torch::kInt64).to(device);
+  model::Targets targets;
+  targets.mel = torch::randn({batch, frames, n_mels}, float_options);
+  targets.mel_lengths = torch::full({batch}, frames, torch::kInt64).to(device);
+  targets.stop = torch::zeros({batch, frames}, float_options);
+  targets.stop.select(1, frames - 1).fill_(1);
+  if (config.model.predict_linear) {
+    targets.linear = torch::randn({batch, frames, n_linear}, float_options);
+  }
+
+  const config::TrainOptions& train = config.train;
+  torch::optim::Adam optimizer(tacotron->parameters(),
+                               torch::optim::AdamOptions(train.learning_rate)
+                                   .betas({train.adam_beta1, train.adam_beta2})
+                                   .eps(train.adam_eps)
+                                   .weight_decay(train.weight_decay));
+
+  std::vector<double> step_s, forward_s, backward_s, optimizer_s;
+  double loss = 0;
+  for (int i = 0; i <= args.steps; ++i) {  // step 0 warms up
+    Stopwatch watch;
+    model::TacotronOutput out =
+        tacotron->forward(text, text_lengths, targets.mel, targets.mel_lengths);
+    torch::Tensor total = model::compute_loss(out, targets, text_lengths, train).total;
+    synchronize(device);
+    double t_forward = watch.seconds();
+    optimizer.zero_grad();
+    total.backward();
+    synchronize(device);
+    double t_backward = watch.seconds();
+    if (train.grad_clip_thresh > 0) {
+      torch::nn::utils::clip_grad_norm_(tacotron->parameters(), train.grad_clip_thresh);
+    }
+    optimizer.step();
+    loss = total.item<double>();
+    double t_step = watch.seconds();
+    if (i == 0) continue;
+    step_s.push_back(t_step);
+    forward_s.push_back(t_forward);
+    backward_s.push_back(t_backward - t_forward);
+    optimizer_s.push_back(t_step - t_backward);
+    log::get("bench")->info(
+        "step {}/{}: {:.3f} s (forward {:.3f}, backward {:.3f}, optimizer {:.3f})", i, args.steps,
+        t_step, t_forward, t_backward - t_forward, t_step - t_backward);
+  }
+  double median_step = median(step_s);
+  std::cout << fmt::format(
+                   "{{\"median_step_s\": {:.6f}, \"mel_frames_per_s\": {:.1f}, \"params\": {}, "
+                   "\"forward_s\": {:.6f}, \"backward_s\": {:.6f}, \"optimizer_s\": {:.6f}, "
+                   "\"mean_step_s\": {:.6f}, \"min_step_s\": {:.6f}, \"loss\": {:.6f}, "
+                   "\"batch\": {}, \"text_len\": {}, \"frames\": {}, \"frames_per_step\": {}, "
+                   "\"steps\": {}, \"threads\": {}, \"device\": \"{}\"}}",
+                   median_step, static_cast<double>(batch * frames) / median_step,
+                   model::count_parameters(*tacotron), median(forward_s), median(backward_s),
+                   median(optimizer_s),
+                   std::accumulate(step_s.begin(), step_s.end(), 0.0) / step_s.size(),
+                   *std::min_element(step_s.begin(), step_s.end()), loss, batch, args.text_len,
+                   frames, r, args.steps, torch::get_num_threads(), args.device)
+            << std::endl;
+  return 0;
+}
+
+Runner setup_bench(CLI::App& app) {
+  auto args = std::make_shared<BenchArgs>();
+  args->config.add_to(app, true);
+  app.add_option("--batch", args->batch, "utterances per step (default: train.batch_size)");
+  app.add_option("--text-len", args->text_len, "symbols per utterance")->capture_default_str();
+  app.add_option("--frames", args->frames,
+                 "mel frames per utterance (rounded up to a multiple "
+                 "of r)")
+      ->capture_default_str();
+  app.add_option("--steps", args->steps, "timed steps, after one warm-up step")
+      ->capture_default_str();
+  app.add_option("--threads", args->threads, "intra-op threads (default: libtorch's choice)");
+  app.add_option("--symbols", args->symbols,
+                 "symbol table size (148 = NVIDIA/tacotron2's, for comparable parameter counts)")
+      ->capture_default_str();
+  app.add_option("--device", args->device, "cpu, or cuda when built with CUDA")
+      ->capture_default_str();
+  app.footer(
+      "Prints one JSON line: median_step_s, mel_frames_per_s (batch x frames / median step), "
+      "params, and the median phase times forward_s (forward + loss), backward_s, optimizer_s "
+      "(clip + Adam). Progress goes to stderr.");
+  return [args]() { return run_bench(*args); };
+}
+
+}  // namespace
+
+TTS_REGISTER_COMMAND("bench", "time teacher-forced training steps on a synthetic batch", 80,
+                     setup_bench);
+
+}  // namespace tts::cli

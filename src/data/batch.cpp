@@ -1,0 +1,100 @@
+#include "tts/data/batch.h"
+
+#include <fmt/ranges.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+
+#include "tts/core/error.h"
+
+namespace tts::data {
+
+int64_t Batch::padded_frames() const { return mel.size(0) * mel.size(1); }
+
+int64_t Batch::real_frames() const { return mel_lengths.sum().item<int64_t>(); }
+
+Batch Batch::to(const torch::Device& device, bool non_blocking) const {
+  Batch out;
+  auto move = [&](const torch::Tensor& t) {
+    return t.defined() ? t.to(device, non_blocking) : torch::Tensor();
+  };
+  out.text = move(text);
+  out.text_lengths = move(text_lengths);
+  out.mel = move(mel);
+  out.mel_lengths = move(mel_lengths);
+  out.stop = move(stop);
+  out.linear = move(linear);
+  out.ids = ids;
+  return out;
+}
+
+Batch Batch::pin_memory() const {
+  Batch out;
+  auto pin = [](const torch::Tensor& t) { return t.defined() ? t.pin_memory() : torch::Tensor(); };
+  out.text = pin(text);
+  out.text_lengths = pin(text_lengths);
+  out.mel = pin(mel);
+  out.mel_lengths = pin(mel_lengths);
+  out.stop = pin(stop);
+  out.linear = pin(linear);
+  out.ids = ids;
+  return out;
+}
+
+Batch collate(std::vector<Example> examples, int n_frames_per_step) {
+  TTS_CHECK(!examples.empty(), "collate: no utterances to batch");
+  TTS_CHECK(n_frames_per_step >= 1, "collate: n_frames_per_step must be >= 1, found {}",
+            n_frames_per_step);
+  std::stable_sort(examples.begin(), examples.end(), [](const Example& a, const Example& b) {
+    return a.text.size() > b.text.size();
+  });
+  const int64_t batch = static_cast<int64_t>(examples.size());
+  const bool with_linear = examples.front().linear.defined();
+  const int64_t n_mels = examples.front().mel.size(1);
+  const int64_t n_linear = with_linear ? examples.front().linear.size(1) : 0;
+  int64_t max_text = 0;
+  int64_t max_frames = 0;
+  for (const auto& e : examples) {
+    TTS_CHECK(!e.text.empty(), "utterance {}: empty text", e.id);
+    TTS_CHECK(e.mel.dim() == 2 && e.mel.size(1) == n_mels && e.mel.size(0) > 0,
+              "utterance {}: mel of shape [{}] in a batch of [frames, {}] mels", e.id,
+              fmt::join(e.mel.sizes(), ", "), n_mels);
+    TTS_CHECK(e.linear.defined() == with_linear,
+              "utterance {}: linear targets present for some utterances of a batch only", e.id);
+    if (with_linear) {
+      TTS_CHECK(
+          e.linear.dim() == 2 && e.linear.size(1) == n_linear && e.linear.size(0) == e.mel.size(0),
+          "utterance {}: linear of shape [{}], expected [{}, {}]", e.id,
+          fmt::join(e.linear.sizes(), ", "), e.mel.size(0), n_linear);
+    }
+    max_text = std::max<int64_t>(max_text, static_cast<int64_t>(e.text.size()));
+    max_frames = std::max<int64_t>(max_frames, e.mel.size(0));
+  }
+  const int64_t r = n_frames_per_step;
+  const int64_t t_mel = (max_frames + r - 1) / r * r;
+
+  Batch out;
+  out.text = torch::zeros({batch, max_text}, torch::kInt64);
+  out.text_lengths = torch::empty({batch}, torch::kInt64);
+  out.mel = torch::zeros({batch, t_mel, n_mels}, torch::kFloat32);
+  out.mel_lengths = torch::empty({batch}, torch::kInt64);
+  out.stop = torch::zeros({batch, t_mel}, torch::kFloat32);
+  if (with_linear) out.linear = torch::zeros({batch, t_mel, n_linear}, torch::kFloat32);
+  auto text = out.text.accessor<int64_t, 2>();
+  auto text_lengths = out.text_lengths.accessor<int64_t, 1>();
+  auto mel_lengths = out.mel_lengths.accessor<int64_t, 1>();
+  for (int64_t i = 0; i < batch; ++i) {
+    const Example& e = examples[i];
+    const int64_t frames = e.mel.size(0);
+    for (size_t j = 0; j < e.text.size(); ++j) text[i][static_cast<int64_t>(j)] = e.text[j];
+    text_lengths[i] = static_cast<int64_t>(e.text.size());
+    mel_lengths[i] = frames;
+    out.mel[i].narrow(0, 0, frames).copy_(e.mel);
+    if (with_linear) out.linear[i].narrow(0, 0, frames).copy_(e.linear);
+    out.stop[i].narrow(0, frames - 1, t_mel - frames + 1).fill_(1.0f);
+    out.ids.push_back(e.id);
+  }
+  return out;
+}
+
+}  // namespace tts::data

@@ -1,0 +1,313 @@
+#include "tts/data/feature_store.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <sys/stat.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <type_traits>
+
+#include "tts/core/error.h"
+#include "tts/core/fs.h"
+#include "tts/core/logging.h"
+#include "tts/core/npy.h"
+
+namespace tts::data {
+namespace {
+
+const char* const kHeader = "id\tn_frames\tn_samples\tmel\tlinear\ttext";
+
+// The value as a config file writes it: 8000.0, true, [a, b].
+template <class T>
+std::string show(const T& value) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return value ? "true" : "false";
+  } else if constexpr (std::is_same_v<T, double>) {
+    std::string text = fmt::format("{}", value);
+    if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
+    return text;
+  } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+    return fmt::format("[{}]", fmt::join(value, ", "));
+  } else {
+    return fmt::format("{}", value);
+  }
+}
+
+class MismatchCollector {
+ public:
+  MismatchCollector(const std::string& store_dir) : store_dir_(store_dir) {}
+
+  // `note(value, long_form)` says what a value means for the targets: long_form for the store's
+  // ("linear targets have 1025 bins"), short for the config's ("513 bins").
+  template <class T, class Note>
+  void compare(const char* key, const T& stored, const T& wanted, Note note) {
+    if (stored == wanted) return;
+    std::string stored_note = note(stored, true);
+    std::string wanted_note = note(wanted, false);
+    lines_.push_back(fmt::format(
+        "features in {} were made with {}={}{} but the config says {}={}{}: re-run tts-train "
+        "preprocess with this config, or set {}: {}",
+        store_dir_, key, show(stored), stored_note.empty() ? "" : " (" + stored_note + ")", key,
+        show(wanted), wanted_note.empty() ? "" : " (" + wanted_note + ")", key, show(stored)));
+  }
+  template <class T>
+  void compare(const char* key, const T& stored, const T& wanted) {
+    compare(key, stored, wanted, [](const T&, bool) { return std::string(); });
+  }
+  void add(std::string line) { lines_.push_back(std::move(line)); }
+  std::vector<std::string> take() { return std::move(lines_); }
+
+ private:
+  std::string store_dir_;
+  std::vector<std::string> lines_;
+};
+
+bool file_exists(const std::string& path) {
+  struct stat info {};
+  return ::stat(path.c_str(), &info) == 0;
+}
+
+int64_t file_size(const std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) return -1;
+  return static_cast<int64_t>(info.st_size);
+}
+
+std::vector<std::string> split_tabs(const std::string& line, size_t max_fields) {
+  std::vector<std::string> fields;
+  size_t start = 0;
+  while (fields.size() + 1 < max_fields) {
+    size_t tab = line.find('\t', start);
+    if (tab == std::string::npos) break;
+    fields.push_back(line.substr(start, tab - start));
+    start = tab + 1;
+  }
+  fields.push_back(line.substr(start));
+  return fields;
+}
+
+// Drops utterances longer than `max_frames`, logging how many (never silently).
+void drop_long(std::vector<Utterance>& list, int max_frames, const char* which) {
+  if (max_frames <= 0) return;
+  size_t before = list.size();
+  int64_t longest = 0;
+  for (const auto& u : list) {
+    if (u.n_frames > max_frames) longest = std::max(longest, u.n_frames);
+  }
+  list.erase(std::remove_if(list.begin(), list.end(),
+                            [&](const Utterance& u) { return u.n_frames > max_frames; }),
+             list.end());
+  if (list.size() != before) {
+    log::get("data")->info(
+        "data.max_frames={} drops {} of {} {} utterances (the longest has {} frames)", max_frames,
+        before - list.size(), before, which, longest);
+  }
+}
+
+}  // namespace
+
+StoreSettings read_store_settings(const std::string& dir) {
+  std::string path = dir + "/features.yaml";
+  TTS_CHECK(file_exists(path),
+            "{}: not found; is {} a feature store? Make one with `tts-train preprocess --config "
+            "CFG --input CORPUS --output {}`",
+            path, dir, dir);
+  YAML::Node root;
+  try {
+    root = YAML::Load(read_file(path));
+  } catch (const YAML::Exception& e) {
+    throw Error(fmt::format("{}: not valid YAML: {}", path, e.what()));
+  }
+  TTS_CHECK(root.IsMap() && root["audio"].IsMap() && root["text"].IsMap(),
+            "{}: expected the mappings `audio:` and `text:` (written by tts-train preprocess); "
+            "re-run preprocess",
+            path);
+  StoreSettings settings;
+  if (root["tts_train_version"]) settings.version = root["tts_train_version"].as<std::string>();
+  YAML::Node sections;
+  sections["audio"] = root["audio"];
+  sections["text"] = root["text"];
+  YAML::Emitter out;
+  out << sections;
+  try {
+    settings.config = config::parse_config(out.c_str(), path);
+  } catch (const UsageError& e) {
+    throw Error(fmt::format(
+        "{}: its audio/text settings do not load ({}); it was written by tts-train {}, this is "
+        "{}: re-run tts-train preprocess",
+        path, e.what(), settings.version.empty() ? "(unknown version)" : settings.version,
+        TTS_VERSION));
+  }
+  return settings;
+}
+
+std::vector<std::string> settings_mismatches(const config::Config& store,
+                                             const config::Config& config,
+                                             const std::string& store_dir) {
+  const auto& s = store.audio;
+  const auto& c = config.audio;
+  MismatchCollector m(store_dir);
+  m.compare("audio.sample_rate", s.sample_rate, c.sample_rate);
+  m.compare("audio.n_fft", s.n_fft, c.n_fft, [](int n_fft, bool long_form) {
+    return fmt::format("{}{} bins", long_form ? "linear targets have " : "", n_fft / 2 + 1);
+  });
+  m.compare("audio.hop_length", s.hop_length, c.hop_length);
+  m.compare("audio.win_length", s.win_length, c.win_length);
+  m.compare("audio.center", s.center, c.center);
+  m.compare("audio.pad_mode", s.pad_mode, c.pad_mode);
+  m.compare("audio.n_mels", s.n_mels, c.n_mels, [](int n, bool long_form) {
+    return fmt::format("{}{} channels", long_form ? "mel targets have " : "", n);
+  });
+  m.compare("audio.fmin", s.fmin, c.fmin);
+  m.compare("audio.fmax", s.fmax, c.fmax);
+  m.compare("audio.mel_scale", s.mel_scale, c.mel_scale);
+  m.compare("audio.mel_norm", s.mel_norm, c.mel_norm);
+  m.compare("audio.preemphasis", s.preemphasis, c.preemphasis);
+  m.compare("audio.magnitude_power", s.magnitude_power, c.magnitude_power);
+  m.compare("audio.compression", s.compression, c.compression);
+  if (s.compression == c.compression && c.compression == "log") {
+    m.compare("audio.log_floor", s.log_floor, c.log_floor);
+  } else if (s.compression == c.compression && c.compression == "db") {
+    m.compare("audio.min_level_db", s.min_level_db, c.min_level_db);
+    m.compare("audio.ref_level_db", s.ref_level_db, c.ref_level_db);
+    m.compare("audio.signal_normalization", s.signal_normalization, c.signal_normalization);
+    if (c.signal_normalization && s.signal_normalization) {
+      m.compare("audio.symmetric", s.symmetric, c.symmetric);
+      m.compare("audio.max_abs_value", s.max_abs_value, c.max_abs_value);
+      m.compare("audio.allow_clipping", s.allow_clipping, c.allow_clipping);
+    }
+  }
+  // A store with linear targets serves a config without them; the reverse cannot work.
+  if (c.linear && !s.linear) m.compare("audio.linear", s.linear, c.linear);
+  if (config.model.predict_linear && !s.linear) {
+    m.add(fmt::format(
+        "features in {} have no linear targets (audio.linear=false) but the config says "
+        "model.predict_linear=true: re-run tts-train preprocess with audio.linear: true, or set "
+        "model.predict_linear: false",
+        store_dir));
+  }
+  m.compare("text.symbol_set", store.text.symbol_set, config.text.symbol_set);
+  m.compare("text.cleaners", store.text.cleaners, config.text.cleaners);
+  return m.take();
+}
+
+std::vector<Utterance> read_utterance_list(const std::string& dir, const std::string& file_name) {
+  std::string path = dir + "/" + file_name;
+  std::ifstream in(path);
+  TTS_CHECK(in.good(), "{}: cannot be read; re-run tts-train preprocess to write the store", path);
+  std::string line;
+  std::getline(in, line);
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  TTS_CHECK(line == kHeader, "{} line 1: expected the header '{}', found '{}'", path,
+            fmt::format("{}", fmt::join(split_tabs(kHeader, 6), " ")), line);
+  std::vector<Utterance> list;
+  int line_number = 1;
+  while (std::getline(in, line)) {
+    ++line_number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    std::vector<std::string> fields = split_tabs(line, 6);
+    TTS_CHECK(fields.size() == 6, "{} line {}: expected 6 tab-separated fields, found {}: '{}'",
+              path, line_number, fields.size(), line);
+    Utterance u;
+    u.id = fields[0];
+    try {
+      size_t used = 0;
+      u.n_frames = std::stoll(fields[1], &used);
+      if (used != fields[1].size()) throw std::invalid_argument("trailing characters");
+    } catch (const std::exception&) {
+      throw Error(fmt::format("{} line {} (utterance {}): n_frames '{}' is not an integer", path,
+                              line_number, u.id, fields[1]));
+    }
+    TTS_CHECK(u.n_frames > 0, "{} line {} (utterance {}): n_frames must be > 0, found {}", path,
+              line_number, u.id, u.n_frames);
+    TTS_CHECK(fields[3] != "-" && !fields[3].empty(),
+              "{} line {} (utterance {}): no mel file; every utterance needs one", path,
+              line_number, u.id);
+    u.mel_path = dir + "/" + fields[3];
+    if (fields[4] != "-" && !fields[4].empty()) u.linear_path = dir + "/" + fields[4];
+    u.text = fields[5];
+    list.push_back(std::move(u));
+  }
+  return list;
+}
+
+std::optional<std::string> check_feature_file(const std::string& path, const std::string& id,
+                                              int64_t bins, int64_t frames) {
+  NpyHeader header;
+  try {
+    header = read_npy_header(path);
+  } catch (const Error& e) {
+    std::string reason = e.what();
+    if (reason.rfind(path + ": ", 0) == 0) reason.erase(0, path.size() + 2);
+    return fmt::format("{} (utterance {}): {}", path, id, reason);
+  }
+  if (header.dtype != "<f4") {
+    return fmt::format("{} (utterance {}): dtype '{}', expected float32 ('<f4')", path, id,
+                       header.dtype);
+  }
+  if (header.fortran_order) {
+    return fmt::format("{} (utterance {}): Fortran order, expected C order", path, id);
+  }
+  if (header.shape.size() != 2) {
+    return fmt::format("{} (utterance {}): {}-D array of shape [{}], expected 2-D [frames, bins]",
+                       path, id, header.shape.size(), fmt::join(header.shape, ", "));
+  }
+  if (header.shape[1] != bins) {
+    return fmt::format("{} (utterance {}): {} bins, expected {} (shape [{}, {}])", path, id,
+                       header.shape[1], bins, header.shape[0], header.shape[1]);
+  }
+  if (header.shape[0] != frames) {
+    return fmt::format("{} (utterance {}): {} frames, metadata says {}", path, id, header.shape[0],
+                       frames);
+  }
+  int64_t expected_size = static_cast<int64_t>(header.data_offset) + frames * bins * 4;
+  int64_t size = file_size(path);
+  if (size != expected_size) {
+    return fmt::format("{} (utterance {}): {} bytes, expected {} for [{}, {}] float32 (truncated?)",
+                       path, id, size, expected_size, frames, bins);
+  }
+  return std::nullopt;
+}
+
+FeatureStore FeatureStore::open(const std::string& dir, const config::Config& config) {
+  FeatureStore store;
+  store.dir_ = dir;
+  while (store.dir_.size() > 1 && store.dir_.back() == '/') store.dir_.pop_back();
+  StoreSettings settings = read_store_settings(store.dir_);
+  store.version_ = settings.version;
+  store.store_config_ = settings.config;
+  std::vector<std::string> mismatches =
+      settings_mismatches(store.store_config_, config, store.dir_);
+  if (!mismatches.empty()) {
+    throw UsageError(fmt::format("{}/features.yaml does not match the config ({} setting{}):\n  {}",
+                                 store.dir_, mismatches.size(), mismatches.size() == 1 ? "" : "s",
+                                 fmt::join(mismatches, "\n  ")));
+  }
+  store.train_ = read_utterance_list(store.dir_, "train.tsv");
+  store.val_ = read_utterance_list(store.dir_, "val.tsv");
+  TTS_CHECK(!store.train_.empty(), "{}/train.tsv: no utterances; re-run tts-train preprocess",
+            store.dir_);
+  bool need_linear = config.audio.linear || config.model.predict_linear;
+  for (const auto* list : {&store.train_, &store.val_}) {
+    for (const auto& u : *list) {
+      TTS_CHECK(!need_linear || !u.linear_path.empty(),
+                "{}: utterance {} has no linear file but the config needs linear targets; re-run "
+                "tts-train preprocess with audio.linear: true",
+                store.dir_, u.id);
+    }
+  }
+  drop_long(store.train_, config.data.max_frames, "training");
+  drop_long(store.val_, config.data.max_frames, "validation");
+  TTS_CHECK(!store.train_.empty(),
+            "{}: data.max_frames={} drops every training utterance; raise it or set it to 0",
+            store.dir_, config.data.max_frames);
+  log::get("data")->info("{}: {} training and {} validation utterances", store.dir_,
+                         store.train_.size(), store.val_.size());
+  return store;
+}
+
+}  // namespace tts::data

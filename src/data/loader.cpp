@@ -1,0 +1,285 @@
+#include "tts/data/loader.h"
+
+#include <torch/cuda.h>
+#include <torch/torch.h>
+
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "tts/core/error.h"
+#include "tts/core/logging.h"
+#include "tts/core/npy.h"
+#include "tts/core/timer.h"
+
+namespace tts::data {
+namespace {
+
+std::vector<int64_t> lengths_of(const std::vector<Utterance>& utterances) {
+  std::vector<int64_t> lengths;
+  lengths.reserve(utterances.size());
+  for (const auto& u : utterances) lengths.push_back(u.n_frames);
+  return lengths;
+}
+
+bool trains_on_cuda(const config::Config& config) {
+  return config.train.device != "cpu" && torch::cuda::is_available();
+}
+
+torch::Tensor to_tensor(NpyArray&& array) {
+  return torch::from_blob(array.data.data(), array.shape, torch::kFloat32).clone();
+}
+
+}  // namespace
+
+struct Loader::Impl {
+  // Fixed at construction.
+  std::vector<Utterance> utterances;
+  std::vector<std::vector<int64_t>> token_ids;
+  int rank = 0;
+  int n_mels = 0;
+  int n_linear = 0;
+  bool with_linear = false;
+  bool pin = false;
+  bool error_on_bad_file = false;
+  int r = 1;
+  int num_workers = 0;
+  int prefetch = 1;
+  std::unique_ptr<BalancedSampler> sampler;
+
+  // The current epoch.
+  std::mutex mutex;
+  std::condition_variable produced;  // a batch (or an error) is ready
+  std::condition_variable consumed;  // room in the queue, or stop
+  std::vector<std::vector<int64_t>> batches;
+  int64_t epoch = 0;
+  int64_t next_to_load = 0;
+  int64_t next_to_return = 0;
+  std::map<int64_t, Batch> ready;
+  std::map<int64_t, std::exception_ptr> failed;
+  bool stopping = false;
+  bool epoch_logged = false;
+  std::vector<std::thread> workers;
+
+  // Guarded by `mutex`.
+  std::set<std::string> bad_ids;
+  int64_t skipped = 0;
+  int64_t skipped_this_epoch = 0;
+  double wait_seconds = 0;
+
+  // Returns the problem with utterance `index`'s files, or nullopt with `example` filled.
+  std::optional<std::string> load_example(int64_t index, Example& example) const {
+    const Utterance& u = utterances[index];
+    if (auto problem = check_feature_file(u.mel_path, u.id, n_mels, u.n_frames)) return problem;
+    if (with_linear) {
+      if (u.linear_path.empty()) {
+        return fmt::format(
+            "utterance {}: no linear file in the store, but linear targets are "
+            "needed (audio.linear or model.predict_linear)",
+            u.id);
+      }
+      if (auto problem = check_feature_file(u.linear_path, u.id, n_linear, u.n_frames)) {
+        return problem;
+      }
+    }
+    try {
+      example.mel = to_tensor(read_npy(u.mel_path));
+      if (with_linear) example.linear = to_tensor(read_npy(u.linear_path));
+    } catch (const Error& e) {
+      return fmt::format("utterance {}: {}", u.id, e.what());
+    }
+    example.id = u.id;
+    example.text = token_ids[index];
+    return std::nullopt;
+  }
+
+  Batch load_batch(const std::vector<int64_t>& indices) {
+    std::vector<Example> examples;
+    examples.reserve(indices.size());
+    for (int64_t index : indices) {
+      Example example;
+      auto problem = load_example(index, example);
+      if (!problem) {
+        examples.push_back(std::move(example));
+        continue;
+      }
+      if (error_on_bad_file) {
+        throw Error(
+            fmt::format("bad feature file: {} (data.on_bad_file: error; set it to skip to "
+                        "train without this utterance, and run `tts-train data check` "
+                        "to list every problem)",
+                        *problem));
+      }
+      std::lock_guard<std::mutex> lock(mutex);
+      ++skipped;
+      ++skipped_this_epoch;
+      if (bad_ids.insert(utterances[index].id).second) {
+        log::get("data")->warn("skipping a bad feature file: {}", *problem);
+      }
+    }
+    TTS_CHECK(!examples.empty(),
+              "every utterance of a batch has bad feature files (the first: {}); run `tts-train "
+              "data check` to list every problem and re-run tts-train preprocess",
+              utterances[indices.front()].id);
+    Batch batch = collate(std::move(examples), r);
+    return pin ? batch.pin_memory() : batch;
+  }
+
+  void work() {
+    for (;;) {
+      int64_t index;
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        consumed.wait(lock, [&] {
+          return stopping || next_to_load >= static_cast<int64_t>(batches.size()) ||
+                 next_to_load < next_to_return + prefetch;
+        });
+        if (stopping || next_to_load >= static_cast<int64_t>(batches.size())) return;
+        index = next_to_load++;
+      }
+      try {
+        Batch batch = load_batch(batches[index]);
+        std::lock_guard<std::mutex> lock(mutex);
+        ready.emplace(index, std::move(batch));
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mutex);
+        failed.emplace(index, std::current_exception());
+      }
+      produced.notify_all();
+    }
+  }
+
+  // At the end of the epoch: logs the bad files skipped in it, once.
+  void end_epoch() {
+    if (!epoch_logged && skipped_this_epoch > 0) {
+      log::get("data")->warn("epoch {}: {} utterances left out for bad feature files ({} so far)",
+                             epoch, skipped_this_epoch, skipped);
+    }
+    epoch_logged = true;
+  }
+
+  void stop() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stopping = true;
+    }
+    consumed.notify_all();
+    for (auto& worker : workers) worker.join();
+    workers.clear();
+  }
+};
+
+Loader::Loader(const FeatureStore& store, std::vector<Utterance> utterances,
+               const config::Config& config, Tokenizer tokenizer, int rank, int world_size)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& s = *impl_;
+  auto logger = log::get("data");
+  size_t before = utterances.size();
+  for (auto& u : utterances) {
+    std::vector<int64_t> ids = tokenizer(u.text);
+    if (ids.empty()) {
+      logger->warn("utterance {}: its text '{}' gives no symbols; left out", u.id, u.text);
+      continue;
+    }
+    s.token_ids.push_back(std::move(ids));
+    s.utterances.push_back(std::move(u));
+  }
+  if (s.utterances.size() != before) {
+    logger->warn("{} of {} utterances left out: no symbols in their text",
+                 before - s.utterances.size(), before);
+  }
+  s.rank = rank;
+  s.n_mels = store.n_mels();
+  s.n_linear = store.n_linear();
+  s.with_linear = config.audio.linear || config.model.predict_linear;
+  s.pin = config.data.pin_memory && trains_on_cuda(config);
+  s.error_on_bad_file = config.data.on_bad_file == "error";
+  s.r = config.model.n_frames_per_step;
+  s.num_workers = config.data.num_workers;
+  s.prefetch = config.data.prefetch_batches;
+  s.sampler = std::make_unique<BalancedSampler>(lengths_of(s.utterances), config.train.batch_size,
+                                                world_size, config.train.seed,
+                                                config.data.sort_pool_batches);
+}
+
+Loader::~Loader() { impl_->stop(); }
+
+void Loader::start_epoch(int64_t epoch, int64_t skip_batches) {
+  Impl& s = *impl_;
+  s.stop();
+  std::vector<std::vector<int64_t>> batches = s.sampler->rank_batches(epoch, s.rank);
+  TTS_CHECK(skip_batches >= 0 && skip_batches <= static_cast<int64_t>(batches.size()),
+            "loader: cannot skip {} batches of an epoch of {}", skip_batches, batches.size());
+  batches.erase(batches.begin(), batches.begin() + skip_batches);
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.batches = std::move(batches);
+    s.epoch = epoch;
+    s.next_to_load = 0;
+    s.next_to_return = 0;
+    s.ready.clear();
+    s.failed.clear();
+    s.stopping = false;
+    s.epoch_logged = false;
+    s.skipped_this_epoch = 0;
+  }
+  for (int i = 0; i < s.num_workers; ++i) s.workers.emplace_back([&s] { s.work(); });
+}
+
+std::optional<Batch> Loader::next() {
+  Impl& s = *impl_;
+  if (s.num_workers == 0) {
+    if (s.next_to_return >= static_cast<int64_t>(s.batches.size())) {
+      s.end_epoch();
+      return std::nullopt;
+    }
+    Stopwatch watch;
+    Batch batch = s.load_batch(s.batches[s.next_to_return++]);
+    s.wait_seconds += watch.seconds();
+    return batch;
+  }
+  std::unique_lock<std::mutex> lock(s.mutex);
+  if (s.next_to_return >= static_cast<int64_t>(s.batches.size())) {
+    s.end_epoch();
+    return std::nullopt;
+  }
+  Stopwatch watch;
+  s.produced.wait(lock, [&] {
+    return s.ready.count(s.next_to_return) > 0 || s.failed.count(s.next_to_return) > 0;
+  });
+  s.wait_seconds += watch.seconds();
+  if (auto failed = s.failed.find(s.next_to_return); failed != s.failed.end()) {
+    std::rethrow_exception(failed->second);
+  }
+  auto found = s.ready.find(s.next_to_return);
+  Batch batch = std::move(found->second);
+  s.ready.erase(found);
+  ++s.next_to_return;
+  lock.unlock();
+  s.consumed.notify_all();
+  return batch;
+}
+
+double Loader::wait_seconds() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->wait_seconds;
+}
+
+int64_t Loader::batches_per_epoch() const { return impl_->sampler->batches_per_epoch(); }
+
+int64_t Loader::skipped_utterances() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->skipped;
+}
+
+BalancedSampler::Report Loader::report(int64_t epoch) const {
+  return impl_->sampler->report(epoch, impl_->r);
+}
+
+const std::vector<Utterance>& Loader::utterances() const { return impl_->utterances; }
+
+const BalancedSampler& Loader::sampler() const { return *impl_->sampler; }
+
+}  // namespace tts::data

@@ -1,0 +1,100 @@
+#include "tts/data/store_check.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+
+#include "tts/core/error.h"
+#include "tts/core/logging.h"
+#include "tts/core/timer.h"
+#include "tts/data/feature_store.h"
+
+namespace tts::data {
+
+StoreCheckReport check_store(const std::string& dir_argument, const config::Config& config) {
+  std::string dir = dir_argument;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  StoreCheckReport report;
+  auto& problems = report.problems;
+
+  try {
+    StoreSettings settings = read_store_settings(dir);
+    for (auto& line : settings_mismatches(settings.config, config, dir)) {
+      problems.push_back(dir + "/features.yaml: " + line);
+    }
+  } catch (const Error& e) {
+    problems.push_back(e.what());
+  }
+
+  // metadata.tsv lists every utterance; train.tsv and val.tsv are subsets of it.
+  std::map<std::string, std::vector<Utterance>> lists;
+  for (const char* name : {"metadata.tsv", "train.tsv", "val.tsv"}) {
+    try {
+      lists[name] = read_utterance_list(dir, name);
+    } catch (const Error& e) {
+      problems.push_back(e.what());
+    }
+  }
+  std::map<std::string, const Utterance*> all;
+  std::set<std::string> in_train;
+  for (const auto& [name, list] : lists) {
+    std::set<std::string> ids;
+    for (const auto& u : list) {
+      if (!ids.insert(u.id).second) {
+        problems.push_back(fmt::format("{}/{}: utterance {} is listed twice", dir, name, u.id));
+      }
+      if (u.text.empty()) {
+        problems.push_back(fmt::format("{}/{}: utterance {} has an empty text", dir, name, u.id));
+      }
+      all.emplace(u.id, &u);
+      if (name == "train.tsv") in_train.insert(u.id);
+    }
+  }
+  if (lists.count("metadata.tsv")) {
+    std::set<std::string> listed;
+    for (const auto& u : lists["metadata.tsv"]) listed.insert(u.id);
+    for (const char* name : {"train.tsv", "val.tsv"}) {
+      for (const auto& u : lists[name]) {
+        if (!listed.count(u.id)) {
+          problems.push_back(
+              fmt::format("{}/{}: utterance {} is not in metadata.tsv", dir, name, u.id));
+        }
+        if (std::string(name) == "val.tsv" && in_train.count(u.id)) {
+          problems.push_back(fmt::format(
+              "{}/val.tsv: utterance {} is also in train.tsv; re-run tts-train preprocess", dir,
+              u.id));
+        }
+      }
+    }
+  }
+
+  const bool need_linear = config.audio.linear || config.model.predict_linear;
+  report.utterances = static_cast<int64_t>(all.size());
+  Progress progress("utterances", report.utterances, log::get("data"));
+  for (const auto& [id, u] : all) {
+    if (auto problem = check_feature_file(u->mel_path, id, config.audio.n_mels, u->n_frames)) {
+      problems.push_back(*problem);
+    }
+    ++report.files;
+    if (!u->linear_path.empty()) {
+      if (auto problem =
+              check_feature_file(u->linear_path, id, config.audio.n_linear(), u->n_frames)) {
+        problems.push_back(*problem);
+      }
+      ++report.files;
+    } else if (need_linear) {
+      problems.push_back(fmt::format(
+          "{}/metadata.tsv: utterance {} has no linear file but the config needs linear targets "
+          "(audio.linear or model.predict_linear); re-run tts-train preprocess with audio.linear: "
+          "true",
+          dir, id));
+    }
+    if (config.data.max_frames > 0 && u->n_frames > config.data.max_frames) ++report.too_long;
+    progress.advance();
+  }
+  progress.finish();
+  return report;
+}
+
+}  // namespace tts::data

@@ -1,0 +1,397 @@
+#include "tts/dist/communicator.h"
+
+#include <torch/cuda.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "tts/core/error.h"
+#include "tts/core/logging.h"
+#include "tts/core/timer.h"
+#include "tts/dist/compat.h"
+#ifdef TTS_WITH_CUDA
+#include "nccl_group.h"
+#endif
+
+namespace tts::dist {
+namespace {
+
+class LocalCommunicator : public Communicator {
+ public:
+  explicit LocalCommunicator(torch::Device device) : device_(device) {}
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  std::string backend() const override { return "local"; }
+  torch::Device device() const override { return device_; }
+  void all_reduce_sum(std::vector<torch::Tensor>&) override {}
+  std::shared_ptr<Pending> all_reduce_sum_async(std::vector<torch::Tensor>&) override {
+    struct Done : Pending {
+      void wait() override {}
+    };
+    return std::make_shared<Done>();
+  }
+  void broadcast(std::vector<torch::Tensor>&, int) override {}
+  void barrier() override {}
+  std::vector<double> all_gather(const std::vector<double>& values) override { return values; }
+
+ private:
+  torch::Device device_;
+};
+
+std::string join_ranks(const std::vector<int>& ranks) {
+  std::string out;
+  for (size_t i = 0; i < ranks.size(); ++i) out += (i ? ", " : "") + std::to_string(ranks[i]);
+  return out;
+}
+
+// Liveness of the ranks, kept in the TCPStore: each rank's background thread bumps
+// "tts/heartbeat/<rank>" every interval and publishes how many collectives it has started. When a
+// collective fails, the ranks whose heartbeat stopped are the lost ones; when none stopped (a
+// timeout), the ranks that started the fewest collectives are the stuck ones.
+class Heartbeat {
+ public:
+  Heartbeat(const RankInfo& info, double timeout_s)
+      : rank_(info.rank), interval_s_(std::clamp(timeout_s / 10.0, 0.05, 1.0)) {
+    store_ = compat::make_tcp_store(info.master_addr, info.master_port, false, 0, timeout_s);
+    thread_ = std::thread([this] { run(); });
+  }
+  ~Heartbeat() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+  double interval_s() const { return interval_s_; }
+  void collective_started() { ++collectives_; }
+
+  static std::string beat_key(int rank) { return "tts/heartbeat/" + std::to_string(rank); }
+  static std::string collectives_key(int rank) { return "tts/collectives/" + std::to_string(rank); }
+
+ private:
+  void run() {
+    int64_t published = 0;
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!stop_) {
+      lock.unlock();
+      try {
+        const int64_t started = collectives_.load();
+        store_->add(collectives_key(rank_), started - published);
+        published = started;
+        store_->add(beat_key(rank_), 1);
+      } catch (const std::exception&) {
+        // The store's host (rank 0) is gone; the failing collective will report it.
+        return;
+      }
+      lock.lock();
+      wake_.wait_for(lock, std::chrono::duration<double>(interval_s_), [this] { return stop_; });
+    }
+  }
+
+  int rank_;
+  double interval_s_;
+  compat::StorePtr store_;
+  std::atomic<int64_t> collectives_{0};
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+class C10dCommunicator;
+
+class C10dPending : public Pending {
+ public:
+  C10dPending(C10dCommunicator* comm, std::vector<compat::WorkPtr> works,
+              std::vector<std::pair<torch::Tensor, std::vector<torch::Tensor>>> unpack)
+      : comm_(comm), works_(std::move(works)), unpack_(std::move(unpack)) {}
+  void wait() override;
+
+ private:
+  C10dCommunicator* comm_;
+  std::vector<compat::WorkPtr> works_;
+  // Flat buffers and the tensors they were packed from, copied back after the wait.
+  std::vector<std::pair<torch::Tensor, std::vector<torch::Tensor>>> unpack_;
+};
+
+class C10dCommunicator : public Communicator {
+ public:
+  C10dCommunicator(const RankInfo& info, const config::DistributedOptions& options,
+                   const std::string& backend)
+      : info_(info), timeout_s_(options.timeout_s), backend_(backend), device_(torch::kCPU) {
+    auto log = log::get("dist");
+    log->info("{}: rendezvous at {}:{} ({} backend, timeout {} s)", info.describe(),
+              info.master_addr, info.master_port, backend, timeout_s_);
+    try {
+      store_ = compat::make_tcp_store(info.master_addr, info.master_port, info.rank == 0,
+                                      info.world_size, timeout_s_);
+    } catch (const std::exception& e) {
+      throw Error(fmt::format(
+          "dist: rank {} could not meet the other {} rank(s) at {}:{} within {} s: {}. Check that "
+          "every rank was started with the same MASTER_ADDR/MASTER_PORT, that rank 0 is running "
+          "and the port is reachable (and free on rank 0's host); raise distributed.timeout_s "
+          "if ranks start far apart",
+          info.rank, info.world_size - 1, info.master_addr, info.master_port, timeout_s_,
+          e.what()));
+    }
+    try {
+      if (backend == "nccl") {
+#ifdef TTS_WITH_CUDA
+        device_ = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(info.local_rank));
+        group_ = make_nccl_group(store_, info.rank, info.world_size, info.local_rank, timeout_s_);
+#endif
+      } else {
+        group_ = compat::make_gloo_group(store_, info.rank, info.world_size, info.master_addr,
+                                         timeout_s_);
+      }
+    } catch (const std::exception& e) {
+      throw Error(fmt::format("dist: rank {} could not create the {} process group: {}", info.rank,
+                              backend, e.what()));
+    }
+    heartbeat_ = std::make_unique<Heartbeat>(info, timeout_s_);
+    log->info("{}: {} process group of {} ranks ready", info.describe(), backend, info.world_size);
+  }
+
+  ~C10dCommunicator() override {
+    // Rank 0 hosts the store: it leaves last so that the others' final store calls (and, after a
+    // failure, their diagnosis) still find it.
+    const std::string key = failed_ ? "tts/diagnosed" : "tts/finished";
+    const int64_t expected = failed_ ? reachable_ranks_ : info_.world_size;
+    const double limit_s =
+        failed_ ? 4 * heartbeat_->interval_s() + 2.0 : std::min(timeout_s_, 10.0);
+    heartbeat_.reset();
+    try {
+      if (!failed_) store_->add(key, 1);
+      if (info_.rank == 0) {
+        Stopwatch watch;
+        while (store_->add(key, 0) < expected && watch.seconds() < limit_s) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+      }
+    } catch (const std::exception&) {
+      // Shutting down: a peer that is gone already has nothing left to tell us.
+    }
+  }
+
+  int rank() const override { return info_.rank; }
+  int size() const override { return info_.world_size; }
+  std::string backend() const override { return backend_; }
+  torch::Device device() const override { return device_; }
+
+  void all_reduce_sum(std::vector<torch::Tensor>& tensors) override {
+    all_reduce_sum_async(tensors)->wait();
+  }
+
+  std::shared_ptr<Pending> all_reduce_sum_async(std::vector<torch::Tensor>& tensors) override {
+    // c10d reduces one tensor per device per call: tensors of one dtype travel in one flat buffer.
+    std::map<c10::ScalarType, std::vector<torch::Tensor>> by_dtype;
+    for (auto& t : tensors) {
+      check_device(t, "all_reduce_sum");
+      by_dtype[t.scalar_type()].push_back(t);
+    }
+    std::vector<compat::WorkPtr> works;
+    std::vector<std::pair<torch::Tensor, std::vector<torch::Tensor>>> unpack;
+    for (auto& [dtype, group] : by_dtype) {
+      torch::Tensor flat;
+      if (group.size() == 1 && group[0].is_contiguous()) {
+        flat = group[0];
+      } else {
+        std::vector<torch::Tensor> views;
+        for (auto& t : group) views.push_back(t.reshape({-1}));
+        flat = torch::cat(views);
+        unpack.emplace_back(flat, group);
+      }
+      std::vector<torch::Tensor> one{flat};
+      works.push_back(guard("all-reduce", [&] { return group_->allreduce(one); }));
+    }
+    return std::make_shared<C10dPending>(this, std::move(works), std::move(unpack));
+  }
+
+  void broadcast(std::vector<torch::Tensor>& tensors, int root) override {
+    TTS_CHECK(root >= 0 && root < size(), "dist: broadcast root {} is not a rank of {}", root,
+              size());
+    std::vector<compat::WorkPtr> works;
+    for (auto& t : tensors) {
+      check_device(t, "broadcast");
+      TTS_CHECK(t.is_contiguous(), "dist: broadcast needs contiguous tensors");
+      c10d::BroadcastOptions opts;
+      opts.rootRank = root;
+      std::vector<torch::Tensor> one{t};
+      works.push_back(guard("broadcast", [&] { return group_->broadcast(one, opts); }));
+    }
+    for (auto& w : works) wait(w, "broadcast");
+  }
+
+  void barrier() override {
+    // A barrier is an all-reduce of one element: it behaves the same on Gloo and NCCL.
+    std::vector<torch::Tensor> one{torch::zeros({1}, torch::TensorOptions().device(device_))};
+    all_reduce_sum(one);
+  }
+
+  std::vector<double> all_gather(const std::vector<double>& values) override {
+    const auto n = static_cast<int64_t>(values.size());
+    auto opts = torch::TensorOptions().dtype(torch::kFloat64);
+    torch::Tensor input =
+        torch::from_blob(const_cast<double*>(values.data()), {n}, opts).clone().to(device_);
+    std::vector<std::vector<torch::Tensor>> outputs(1);
+    for (int r = 0; r < size(); ++r) outputs[0].push_back(torch::empty({n}, opts.device(device_)));
+    std::vector<torch::Tensor> inputs{input};
+    auto work = guard("all-gather", [&] { return group_->allgather(outputs, inputs); });
+    wait(work, "all-gather");
+    torch::Tensor all = torch::cat(outputs[0]).to(torch::kCPU);
+    return std::vector<double>(all.data_ptr<double>(), all.data_ptr<double>() + all.numel());
+  }
+
+  void wait(const compat::WorkPtr& work, const char* what) {
+    try {
+      work->wait();
+    } catch (const std::exception& e) {
+      fail(what, e.what());
+    }
+  }
+
+ private:
+  void check_device(const torch::Tensor& t, const char* what) const {
+    TTS_CHECK(t.device() == device_,
+              "dist: {} got a tensor on {}; the {} backend of this rank works on {}", what,
+              t.device().str(), backend_, device_.str());
+  }
+
+  template <class Launch>
+  compat::WorkPtr guard(const char* what, Launch&& launch) {
+    heartbeat_->collective_started();
+    try {
+      return launch();
+    } catch (const std::exception& e) {
+      fail(what, e.what());
+    }
+  }
+
+  // Turns a backend failure into an Error that names the lost or stuck ranks.
+  [[noreturn]] void fail(const char* what, const std::string& cause) {
+    failed_ = true;
+    const std::string diagnosis = diagnose();
+    try {
+      store_->add("tts/diagnosed", 1);
+    } catch (const std::exception&) {
+      // The store is gone with rank 0; the diagnosis already says so.
+    }
+    throw Error(fmt::format("dist: {} failed on rank {}: {} (backend said: {})", what, info_.rank,
+                            diagnosis, cause));
+  }
+
+  std::string diagnose() {
+    const int n = info_.world_size;
+    std::vector<int64_t> beats_before(n), beats_after(n), started(n);
+    try {
+      for (int r = 0; r < n; ++r) beats_before[r] = store_->add(Heartbeat::beat_key(r), 0);
+      std::this_thread::sleep_for(std::chrono::duration<double>(3 * heartbeat_->interval_s()));
+      for (int r = 0; r < n; ++r) {
+        beats_after[r] = store_->add(Heartbeat::beat_key(r), 0);
+        started[r] = store_->add(Heartbeat::collectives_key(r), 0);
+      }
+    } catch (const std::exception&) {
+      return fmt::format(
+          "lost rank 0: the rendezvous store it hosts at {}:{} no longer answers (rank 0 was "
+          "killed or crashed; see its log)",
+          info_.master_addr, info_.master_port);
+    }
+    std::vector<int> lost;
+    for (int r = 0; r < n; ++r) {
+      if (r != info_.rank && beats_after[r] == beats_before[r]) lost.push_back(r);
+    }
+    const int64_t fewest = *std::min_element(started.begin(), started.end());
+    const int64_t most = *std::max_element(started.begin(), started.end());
+    // The ranks that will diagnose this failure too: alive and at the failed collective.
+    reachable_ranks_ = 0;
+    for (int r = 0; r < n; ++r) {
+      const bool is_lost = std::find(lost.begin(), lost.end(), r) != lost.end();
+      if (!is_lost && started[r] == most) ++reachable_ranks_;
+    }
+    if (!lost.empty()) {
+      return fmt::format(
+          "lost rank{} {}: no heartbeat for {:.1f} s (killed or crashed; see its log)",
+          lost.size() > 1 ? "s" : "", join_ranks(lost), 3 * heartbeat_->interval_s());
+    }
+    if (fewest < most) {
+      std::vector<int> behind;
+      for (int r = 0; r < n; ++r) {
+        if (started[r] == fewest) behind.push_back(r);
+      }
+      return fmt::format(
+          "rank{} {} still alive but behind ({} collectives started, others up to {}): stuck "
+          "for more than distributed.timeout_s = {} s, or running different code",
+          behind.size() > 1 ? "s" : "", join_ranks(behind), fewest, most, timeout_s_);
+    }
+    return fmt::format(
+        "all ranks alive and at the same collective; it did not complete within "
+        "distributed.timeout_s = {} s",
+        timeout_s_);
+  }
+
+  RankInfo info_;
+  double timeout_s_;
+  std::string backend_;
+  torch::Device device_;
+  compat::StorePtr store_;
+  compat::GroupPtr group_;
+  std::unique_ptr<Heartbeat> heartbeat_;
+  bool failed_ = false;
+  int64_t reachable_ranks_ = 1;  // after a failure: ranks expected to diagnose it
+};
+
+void C10dPending::wait() {
+  for (auto& w : works_) comm_->wait(w, "all-reduce");
+  for (auto& [flat, targets] : unpack_) {
+    int64_t offset = 0;
+    for (auto& t : targets) {
+      const int64_t n = t.numel();
+      t.copy_(flat.narrow(0, offset, n).view_as(t));
+      offset += n;
+    }
+  }
+  works_.clear();
+  unpack_.clear();
+}
+
+}  // namespace
+
+std::string resolve_backend(const std::string& configured) {
+  if (configured != "auto") return configured;
+#ifdef TTS_WITH_CUDA
+  if (torch::cuda::is_available()) return "nccl";
+#endif
+  return "gloo";
+}
+
+std::unique_ptr<Communicator> make_communicator(const RankInfo& info,
+                                                const config::DistributedOptions& options,
+                                                const std::string& backend,
+                                                bool process_group_for_one_rank) {
+  const std::string resolved = resolve_backend(backend);
+  TTS_USAGE_CHECK(resolved == "gloo" || resolved == "nccl",
+                  "dist: unknown backend '{}': expected gloo, nccl or auto", backend);
+#ifndef TTS_WITH_CUDA
+  TTS_USAGE_CHECK(resolved != "nccl",
+                  "dist: backend nccl needs a CUDA build of tts-train (this libtorch has no "
+                  "CUDA); use --backend gloo");
+#endif
+  if (!info.distributed() && !process_group_for_one_rank) {
+    const bool cuda = resolved == "nccl" && torch::cuda::is_available();
+    return std::make_unique<LocalCommunicator>(
+        cuda ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(info.local_rank))
+             : torch::Device(torch::kCPU));
+  }
+  TTS_USAGE_CHECK(info.master_port > 0,
+                  "dist: a process group of {} rank(s) needs a rendezvous port (MASTER_PORT) for "
+                  "rank 0's store",
+                  info.world_size);
+  return std::make_unique<C10dCommunicator>(info, options, resolved);
+}
+
+}  // namespace tts::dist

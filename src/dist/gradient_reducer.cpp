@@ -1,0 +1,222 @@
+#include "tts/dist/gradient_reducer.h"
+
+#include <mutex>
+
+#include "tts/core/error.h"
+#include "tts/core/logging.h"
+#include "tts/core/timer.h"
+
+namespace tts::dist {
+
+struct GradientReducer::State {
+  struct Slot {
+    torch::Tensor param;
+    int bucket = 0;
+    int64_t offset = 0;  // in the bucket's flat buffer, elements
+    unsigned hook = 0;   // handle for remove_hook
+    bool ready = false;  // gradient copied into the bucket this step
+    bool used = false;   // got a gradient this step (this micro-batch or earlier ones)
+  };
+  struct Bucket {
+    torch::Tensor flat;  // [numel], the parameters' dtype and device
+    std::vector<int> slots;
+    int missing = 0;  // slots not ready yet
+    bool launched = false;
+    std::shared_ptr<Pending> pending;
+  };
+
+  Communicator* comm = nullptr;
+  std::vector<Slot> slots;
+  std::vector<Bucket> buckets;
+  std::mutex mutex;  // hooks may run on autograd's device threads
+  bool reducing = false;
+  int next_launch = 0;
+  double exposed_s = 0;
+
+  void on_gradient(int index, const torch::Tensor& grad) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!reducing) return;
+    Slot& slot = slots[index];
+    TTS_CHECK(!slot.ready,
+              "dist: parameter {} got a second gradient in one reducing backward pass; run "
+              "backward once per micro-batch (begin_step before each)",
+              index);
+    Bucket& bucket = buckets[slot.bucket];
+    torch::Tensor dst = bucket.flat.narrow(0, slot.offset, grad.numel());
+    // The hook sees this micro-batch's gradient before it is added to .grad, which holds the
+    // earlier micro-batches' sum under accumulation.
+    const torch::Tensor& earlier = slot.param.grad();
+    if (earlier.defined()) {
+      torch::add_out(dst, earlier.reshape({-1}), grad.reshape({-1}));
+    } else {
+      dst.copy_(grad.reshape({-1}));
+    }
+    slot.ready = true;
+    slot.used = true;
+    --bucket.missing;
+    launch_ready_buckets();
+  }
+
+  // Launches buckets strictly in index order, so every rank issues the same sequence.
+  void launch_ready_buckets() {
+    while (next_launch < static_cast<int>(buckets.size()) && buckets[next_launch].missing == 0) {
+      Bucket& bucket = buckets[next_launch];
+      std::vector<torch::Tensor> one{bucket.flat};
+      bucket.pending = comm->all_reduce_sum_async(one);
+      bucket.launched = true;
+      ++next_launch;
+    }
+  }
+};
+
+GradientReducer::GradientReducer(std::vector<torch::Tensor> parameters, Communicator& comm,
+                                 const config::DistributedOptions& options)
+    : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  s.comm = &comm;
+  for (auto it = parameters.rbegin(); it != parameters.rend(); ++it) {
+    if (!it->requires_grad()) continue;
+    TTS_CHECK(it->device() == comm.device(),
+              "dist: a parameter lives on {} but the {} communicator works on {}; move the model "
+              "to the rank's device before creating the reducer",
+              it->device().str(), comm.backend(), comm.device().str());
+    State::Slot slot;
+    slot.param = *it;
+    s.slots.push_back(slot);
+  }
+  // Buckets in reverse registration order: the first holds the last layers, whose gradients
+  // backward produces first; it is kept small so communication starts early.
+  std::vector<int64_t> numels;
+  int64_t bucket_bytes = 0;
+  double limit_mb = options.first_bucket_mb;
+  for (size_t i = 0; i < s.slots.size(); ++i) {
+    const torch::Tensor& p = s.slots[i].param;
+    const int64_t bytes = p.numel() * static_cast<int64_t>(p.element_size());
+    const bool new_bucket =
+        s.buckets.empty() || s.buckets.back().flat.scalar_type() != p.scalar_type() ||
+        (bucket_bytes > 0 && static_cast<double>(bucket_bytes + bytes) > limit_mb * 1e6);
+    if (new_bucket) {
+      if (!s.buckets.empty()) limit_mb = options.bucket_mb;
+      s.buckets.emplace_back();
+      s.buckets.back().flat = torch::empty({0}, p.options().requires_grad(false));
+      numels.push_back(0);
+      bucket_bytes = 0;
+    }
+    s.slots[i].bucket = static_cast<int>(s.buckets.size()) - 1;
+    s.slots[i].offset = numels.back();
+    s.buckets.back().slots.push_back(static_cast<int>(i));
+    numels.back() += p.numel();
+    bucket_bytes += bytes;
+  }
+  for (size_t b = 0; b < s.buckets.size(); ++b) {
+    s.buckets[b].flat = torch::zeros({numels[b]}, s.buckets[b].flat.options());
+  }
+  if (comm.size() > 1) {
+    for (size_t i = 0; i < s.slots.size(); ++i) {
+      State* state = state_.get();
+      const int index = static_cast<int>(i);
+      s.slots[i].hook = s.slots[i].param.register_hook([state, index](torch::Tensor grad) {
+        state->on_gradient(index, grad);
+        return grad;
+      });
+    }
+  }
+  int64_t total = 0;
+  for (int64_t n : numels) total += n;
+  log::get("dist")->debug("gradient reducer: {} parameters ({} values) in {} buckets",
+                          s.slots.size(), total, s.buckets.size());
+}
+
+GradientReducer::~GradientReducer() {
+  if (state_->comm->size() > 1) {
+    for (auto& slot : state_->slots) slot.param.remove_hook(slot.hook);
+  }
+}
+
+void GradientReducer::begin_step(bool reduce_this_micro_batch) {
+  State& s = *state_;
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.reducing = reduce_this_micro_batch && s.comm->size() > 1;
+  if (!s.reducing) return;
+  for (auto& slot : s.slots) {
+    slot.ready = false;
+    slot.used = slot.param.grad().defined();
+  }
+  for (auto& bucket : s.buckets) {
+    bucket.missing = static_cast<int>(bucket.slots.size());
+    bucket.launched = false;
+    bucket.pending.reset();
+  }
+  s.next_launch = 0;
+}
+
+void GradientReducer::finish_step() {
+  State& s = *state_;
+  if (!s.reducing) {
+    s.exposed_s = 0;
+    return;
+  }
+  Stopwatch watch;
+  std::shared_ptr<Pending> used_pending;
+  torch::Tensor used_counts;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.reducing = false;
+    // Parameters without a gradient in this backward pass: their slot carries what earlier
+    // micro-batches accumulated, or zeros, so every rank launches every bucket.
+    for (auto& slot : s.slots) {
+      if (slot.ready) continue;
+      State::Bucket& bucket = s.buckets[slot.bucket];
+      torch::Tensor dst = bucket.flat.narrow(0, slot.offset, slot.param.numel());
+      const torch::Tensor& grad = slot.param.grad();
+      if (grad.defined()) {
+        dst.copy_(grad.reshape({-1}));
+      } else {
+        dst.zero_();
+      }
+      slot.ready = true;
+      --bucket.missing;
+    }
+    s.launch_ready_buckets();
+    // How many ranks gave each parameter a gradient: one no rank used stays without a gradient,
+    // as it would in a single process (optimizers skip it).
+    used_counts = torch::empty({static_cast<int64_t>(s.slots.size())},
+                               torch::TensorOptions().dtype(torch::kFloat32));
+    auto* counts = used_counts.data_ptr<float>();
+    for (size_t i = 0; i < s.slots.size(); ++i) counts[i] = s.slots[i].used ? 1.0f : 0.0f;
+    used_counts = used_counts.to(s.comm->device());
+    std::vector<torch::Tensor> one{used_counts};
+    used_pending = s.comm->all_reduce_sum_async(one);
+  }
+  for (auto& bucket : s.buckets) bucket.pending->wait();
+  used_pending->wait();
+  s.exposed_s = watch.seconds();
+
+  const double world = static_cast<double>(s.comm->size());
+  torch::NoGradGuard no_grad;
+  for (auto& bucket : s.buckets) bucket.flat.div_(world);
+  const torch::Tensor counts = used_counts.to(torch::kCPU);
+  const float* used_by = counts.data_ptr<float>();
+  for (size_t i = 0; i < s.slots.size(); ++i) {
+    State::Slot& slot = s.slots[i];
+    if (used_by[i] == 0.0f) continue;
+    torch::Tensor reduced =
+        s.buckets[slot.bucket].flat.narrow(0, slot.offset, slot.param.numel()).view_as(slot.param);
+    torch::Tensor& grad = slot.param.mutable_grad();
+    if (grad.defined()) {
+      grad.copy_(reduced);
+    } else {
+      grad = reduced.clone();
+    }
+  }
+}
+
+double GradientReducer::last_exposed_comm_seconds() const { return state_->exposed_s; }
+
+std::vector<int64_t> GradientReducer::bucket_sizes() const {
+  std::vector<int64_t> sizes;
+  for (auto& bucket : state_->buckets) sizes.push_back(bucket.flat.numel());
+  return sizes;
+}
+
+}  // namespace tts::dist

@@ -1,0 +1,309 @@
+#include "tts/dist/launcher.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <fmt/ranges.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "tts/core/error.h"
+#include "tts/core/logging.h"
+#include "tts/core/timer.h"
+
+namespace tts::dist {
+namespace {
+
+volatile std::sig_atomic_t g_signals_received = 0;
+volatile std::sig_atomic_t g_last_signal = 0;
+
+void on_signal(int signal) {
+  g_last_signal = signal;
+  g_signals_received = g_signals_received + 1;
+}
+
+struct Worker {
+  pid_t pid = -1;
+  int rank = 0;
+  int out_fd = -1;  // read ends of the worker's stdout and stderr
+  int err_fd = -1;
+  std::string out_partial, err_partial;
+  bool running = true;
+  int status = 0;
+};
+
+std::string describe_status(int status) {
+  if (WIFEXITED(status)) return fmt::format("exited with code {}", WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    return fmt::format("was killed by signal {} ({})", sig, strsignal(sig));
+  }
+  return "stopped";
+}
+
+int exit_code_of(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+void write_all(int fd, const std::string& text) {
+  const char* p = text.data();
+  size_t left = text.size();
+  while (left > 0) {
+    const ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+}
+
+// Reads what is available on `fd` and copies complete lines to `out_fd` with the rank prefix.
+// Returns false at end of file (the partial last line is then flushed too).
+bool pump(int& fd, std::string& partial, int rank, int out_fd) {
+  char buffer[65536];
+  const ssize_t n = ::read(fd, buffer, sizeof(buffer));
+  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return true;
+  const std::string prefix = fmt::format("[rank {}] ", rank);
+  if (n <= 0) {
+    if (!partial.empty()) write_all(out_fd, prefix + partial + "\n");
+    partial.clear();
+    ::close(fd);
+    fd = -1;
+    return false;
+  }
+  partial.append(buffer, static_cast<size_t>(n));
+  std::string lines;
+  size_t start = 0;
+  for (size_t nl; (nl = partial.find('\n', start)) != std::string::npos; start = nl + 1) {
+    lines += prefix;
+    lines.append(partial, start, nl + 1 - start);
+  }
+  partial.erase(0, start);
+  if (!lines.empty()) write_all(out_fd, lines);
+  return true;
+}
+
+void spawn(Worker& worker, int nproc, const std::vector<std::string>& argv, const std::string& addr,
+           int port, int threads) {
+  int out_pipe[2], err_pipe[2];
+  TTS_CHECK(::pipe(out_pipe) == 0 && ::pipe(err_pipe) == 0, "launcher: pipe() failed: {}",
+            std::strerror(errno));
+  const pid_t launcher_pid = ::getpid();
+  const pid_t pid = ::fork();
+  TTS_CHECK(pid >= 0, "launcher: fork() failed: {}", std::strerror(errno));
+  if (pid == 0) {
+    // Own process group: a Ctrl-C on the terminal reaches the launcher only, which forwards it
+    // once. The workers die with the launcher even if it is killed.
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != launcher_pid) ::_exit(1);
+    ::dup2(out_pipe[1], STDOUT_FILENO);
+    ::dup2(err_pipe[1], STDERR_FILENO);
+    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) ::close(fd);
+    ::setenv("RANK", std::to_string(worker.rank).c_str(), 1);
+    ::setenv("LOCAL_RANK", std::to_string(worker.rank).c_str(), 1);
+    ::setenv("WORLD_SIZE", std::to_string(nproc).c_str(), 1);
+    ::setenv("LOCAL_WORLD_SIZE", std::to_string(nproc).c_str(), 1);
+    ::setenv("MASTER_ADDR", addr.c_str(), 1);
+    ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+    ::setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), 0);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execv(args[0], args.data());
+    const std::string message =
+        fmt::format("launcher: cannot run {}: {}\n", argv[0], std::strerror(errno));
+    write_all(STDERR_FILENO, message);
+    ::_exit(127);
+  }
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+  worker.pid = pid;
+  worker.out_fd = out_pipe[0];
+  worker.err_fd = err_pipe[0];
+}
+
+void signal_all(std::vector<Worker>& workers, int signal) {
+  for (auto& w : workers) {
+    if (w.running) ::kill(w.pid, signal);
+  }
+}
+
+}  // namespace
+
+int pick_free_port(const std::string& addr) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  TTS_CHECK(fd >= 0, "launcher: socket() failed: {}", std::strerror(errno));
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = 0;
+  if (::inet_pton(AF_INET, addr.c_str(), &sa.sin_addr) != 1) sa.sin_addr.s_addr = INADDR_ANY;
+  socklen_t len = sizeof(sa);
+  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) == 0 &&
+                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) == 0;
+  const int err = errno;
+  ::close(fd);
+  TTS_CHECK(ok, "launcher: cannot find a free port on {}: {}; set distributed.master_port", addr,
+            std::strerror(err));
+  return ntohs(sa.sin_port);
+}
+
+std::vector<std::string> worker_command_line(const std::string& option) {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  const std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> args;
+  for (size_t start = 0; start < raw.size();) {
+    const size_t end = raw.find('\0', start);
+    args.push_back(raw.substr(start, end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  TTS_CHECK(!args.empty(), "launcher: cannot read this process's command line");
+  char exe[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n > 0) args[0] = std::string(exe, static_cast<size_t>(n));
+  std::vector<std::string> out{args[0]};
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == option) {
+      ++i;  // and its value
+      continue;
+    }
+    if (args[i].rfind(option + "=", 0) == 0) continue;
+    out.push_back(args[i]);
+  }
+  return out;
+}
+
+int launch_workers(int nproc, const std::vector<std::string>& worker_argv,
+                   const config::DistributedOptions& options) {
+  TTS_USAGE_CHECK(nproc >= 1, "--nproc-per-node {}: expected at least 1", nproc);
+  TTS_CHECK(!worker_argv.empty(), "launcher: no worker command");
+  auto log = log::get("launcher");
+  const std::string addr = options.master_addr;
+  const int port = options.master_port > 0 ? options.master_port : pick_free_port(addr);
+  log->info("starting {} workers (rendezvous {}:{}): {}", nproc, addr, port,
+            fmt::join(worker_argv, " "));
+
+  g_signals_received = 0;
+  struct sigaction action {};
+  action.sa_handler = on_signal;
+  sigemptyset(&action.sa_mask);
+  struct sigaction old_int {
+  }, old_term{};
+  ::sigaction(SIGINT, &action, &old_int);
+  ::sigaction(SIGTERM, &action, &old_term);
+
+  std::vector<Worker> workers(static_cast<size_t>(nproc));
+  for (int r = 0; r < nproc; ++r) {
+    workers[r].rank = r;
+    spawn(workers[r], nproc, worker_argv, addr, port, options.threads_per_rank);
+  }
+
+  int first_failed = -1;
+  int forwarded = 0;
+  Stopwatch since_stop, since_all_exited;
+  bool stopping = false, killed = false, all_exited = false;
+  for (;;) {
+    std::vector<pollfd> fds;
+    std::vector<std::pair<int, bool>> owners;  // worker index, is stderr
+    for (int r = 0; r < nproc; ++r) {
+      if (workers[r].out_fd >= 0) {
+        fds.push_back({workers[r].out_fd, POLLIN, 0});
+        owners.emplace_back(r, false);
+      }
+      if (workers[r].err_fd >= 0) {
+        fds.push_back({workers[r].err_fd, POLLIN, 0});
+        owners.emplace_back(r, true);
+      }
+    }
+    if (!fds.empty()) ::poll(fds.data(), fds.size(), 100);
+    for (size_t i = 0; i < fds.size(); ++i) {
+      if (fds[i].revents == 0) continue;
+      Worker& w = workers[owners[i].first];
+      if (owners[i].second) {
+        pump(w.err_fd, w.err_partial, w.rank, STDERR_FILENO);
+      } else {
+        pump(w.out_fd, w.out_partial, w.rank, STDOUT_FILENO);
+      }
+    }
+
+    if (g_signals_received > forwarded) {
+      forwarded = g_signals_received;
+      if (forwarded == 1) {
+        log->warn("received {}: asking every worker to finish its step and exit",
+                  strsignal(g_last_signal));
+        signal_all(workers, g_last_signal);
+      } else {
+        log->warn("second signal: killing the workers");
+        signal_all(workers, SIGKILL);
+      }
+    }
+
+    bool any_running = false;
+    for (auto& w : workers) {
+      if (!w.running) continue;
+      const pid_t got = ::waitpid(w.pid, &w.status, WNOHANG);
+      if (got == w.pid) {
+        w.running = false;
+        const bool failed = !(WIFEXITED(w.status) && WEXITSTATUS(w.status) == 0);
+        if (failed && first_failed < 0) {
+          first_failed = w.rank;
+          if (!stopping) {
+            log->error("rank {} {}; stopping the other ranks", w.rank, describe_status(w.status));
+            stopping = true;
+            since_stop.reset();
+            signal_all(workers, SIGTERM);
+          }
+        }
+      } else {
+        any_running = true;
+      }
+    }
+    if (stopping && !killed && any_running && since_stop.seconds() > options.timeout_s) {
+      log->error("ranks still running {} s after the failure: killing them", options.timeout_s);
+      signal_all(workers, SIGKILL);
+      killed = true;
+    }
+    bool pipes_open = false;
+    for (auto& w : workers) pipes_open = pipes_open || w.out_fd >= 0 || w.err_fd >= 0;
+    if (!any_running && !pipes_open) break;
+    if (!any_running && !all_exited) {
+      all_exited = true;
+      since_all_exited.reset();
+    }
+    // A worker's own children may hold its pipes open after it exits: stop waiting for them.
+    if (all_exited && since_all_exited.seconds() > 5.0) break;
+  }
+  for (auto& w : workers) {
+    for (int* fd : {&w.out_fd, &w.err_fd}) {
+      if (*fd >= 0) ::close(*fd);
+    }
+  }
+  ::sigaction(SIGINT, &old_int, nullptr);
+  ::sigaction(SIGTERM, &old_term, nullptr);
+
+  if (first_failed < 0) {
+    log->info("all {} workers finished", nproc);
+    return 0;
+  }
+  const Worker& failed = workers[static_cast<size_t>(first_failed)];
+  log->error(
+      "rank {} {} (the first to fail; the others were stopped). Its output above, "
+      "prefixed [rank {}], says why",
+      first_failed, describe_status(failed.status), first_failed);
+  return exit_code_of(failed.status);
+}
+
+}  // namespace tts::dist

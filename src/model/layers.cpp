@@ -1,0 +1,414 @@
+#include "tts/model/layers.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "tts/core/error.h"
+
+namespace tts::model {
+namespace {
+
+namespace F = torch::nn::functional;
+
+// Xavier-uniform weights with the gain torch.nn.init.calculate_gain gives the nonlinearity that
+// follows (NVIDIA's LinearNorm and ConvNorm); biases keep PyTorch's default initialization.
+constexpr double kGainLinear = 1.0;
+const double kGainRelu = std::sqrt(2.0);
+constexpr double kGainTanh = 5.0 / 3.0;
+
+void xavier(torch::Tensor& weight, double gain) {
+  torch::NoGradGuard no_grad;
+  torch::nn::init::xavier_uniform_(weight, gain);
+}
+
+torch::nn::Linear make_linear(int64_t in, int64_t out, bool bias, double gain) {
+  torch::nn::Linear linear(torch::nn::LinearOptions(in, out).bias(bias));
+  xavier(linear->weight, gain);
+  return linear;
+}
+
+torch::nn::Conv1d make_conv(int64_t in, int64_t out, int64_t kernel, bool bias, double gain) {
+  torch::nn::Conv1d conv(torch::nn::Conv1dOptions(in, out, kernel).padding(kernel / 2).bias(bias));
+  xavier(conv->weight, gain);
+  return conv;
+}
+
+torch::Tensor maybe_dropout(const torch::Tensor& x, double p, bool training) {
+  return training && p > 0 ? torch::dropout(x, p, true) : x;
+}
+
+// Padding mask [B, 1, T] as a float multiplier (1 = valid).
+torch::Tensor valid_multiplier(const torch::Tensor& lengths, int64_t max_length,
+                               const torch::TensorOptions& options) {
+  return padding_mask(lengths, max_length).logical_not().unsqueeze(1).to(options);
+}
+
+// i, f, g, o gates [B, 4H] and cell [B, H] -> (h, c).
+std::pair<torch::Tensor, torch::Tensor> lstm_pointwise(const torch::Tensor& gates,
+                                                       const torch::Tensor& cell) {
+  auto chunks = gates.chunk(4, 1);
+  torch::Tensor in = chunks[0].sigmoid();
+  torch::Tensor forget = chunks[1].sigmoid();
+  torch::Tensor candidate = chunks[2].tanh();
+  torch::Tensor out = chunks[3].sigmoid();
+  torch::Tensor c = torch::addcmul(forget * cell, in, candidate);
+  return {out * c.tanh(), c};
+}
+
+// pack_padded_sequence + RNN + pad_packed_sequence back to [B, T, C] with the original T.
+template <class Rnn>
+torch::Tensor run_packed(Rnn& rnn, const torch::Tensor& x, const torch::Tensor& lengths) {
+  namespace rnn_utils = torch::nn::utils::rnn;
+  auto packed = rnn_utils::pack_padded_sequence(x, lengths.to(torch::kCPU).to(torch::kInt64),
+                                                /*batch_first=*/true, /*enforce_sorted=*/false);
+  auto output = std::get<0>(rnn->forward_with_packed_input(packed));
+  return std::get<0>(rnn_utils::pad_packed_sequence(output, /*batch_first=*/true, 0.0, x.size(1)));
+}
+
+}  // namespace
+
+torch::Tensor padding_mask(const torch::Tensor& lengths, int64_t max_length) {
+  auto positions = torch::arange(max_length, lengths.options().dtype(torch::kInt64));
+  return positions.unsqueeze(0) >= lengths.to(torch::kInt64).unsqueeze(1);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+EncoderImpl::EncoderImpl(const config::ModelOptions& options)
+    : p_dropout_(options.p_encoder_dropout) {
+  int64_t channels = options.encoder_embedding_dim;
+  int64_t in = options.symbols_embedding_dim;
+  for (int i = 0; i < options.encoder_n_convolutions; ++i) {
+    convolutions_.push_back(
+        register_module("conv" + std::to_string(i),
+                        make_conv(in, channels, options.encoder_kernel_size, true, kGainRelu)));
+    norms_.push_back(register_module("norm" + std::to_string(i), torch::nn::BatchNorm1d(channels)));
+    in = channels;
+  }
+  lstm_ = register_module(
+      "lstm",
+      torch::nn::LSTM(
+          torch::nn::LSTMOptions(channels, channels / 2).batch_first(true).bidirectional(true)));
+}
+
+torch::Tensor EncoderImpl::forward(const torch::Tensor& embedded, const torch::Tensor& lengths) {
+  torch::Tensor valid = valid_multiplier(lengths, embedded.size(1), embedded.options());
+  torch::Tensor x = embedded.transpose(1, 2) * valid;  // [B, C, T]
+  for (size_t i = 0; i < convolutions_.size(); ++i) {
+    x = maybe_dropout(torch::relu(norms_[i](convolutions_[i](x))), p_dropout_, is_training()) *
+        valid;
+  }
+  return run_packed(lstm_, x.transpose(1, 2), lengths);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+AttentionImpl::AttentionImpl(int64_t query_dim, int64_t memory_dim, int64_t attention_dim,
+                             int64_t n_filters, int64_t kernel_size)
+    : padding_(kernel_size / 2) {
+  query_layer_ =
+      register_module("query_layer", make_linear(query_dim, attention_dim, false, kGainTanh));
+  memory_layer_ =
+      register_module("memory_layer", make_linear(memory_dim, attention_dim, false, kGainTanh));
+  v_ = register_module("v", make_linear(attention_dim, 1, false, kGainLinear));
+  location_conv_ =
+      register_module("location_conv", make_conv(2, n_filters, kernel_size, false, kGainLinear));
+  location_dense_ =
+      register_module("location_dense", make_linear(n_filters, attention_dim, false, kGainTanh));
+}
+
+torch::Tensor AttentionImpl::process_memory(const torch::Tensor& memory) {
+  return memory_layer_(memory).transpose(1, 2).contiguous();
+}
+
+torch::Tensor AttentionImpl::location_weight() {
+  const torch::Tensor& conv = location_conv_->weight;  // [F, 2, K]
+  return torch::mm(location_dense_->weight, conv.reshape({conv.size(0), -1}))
+      .view({-1, conv.size(1), conv.size(2)});
+}
+
+std::pair<torch::Tensor, torch::Tensor> AttentionImpl::step(
+    const torch::Tensor& query, const torch::Tensor& processed, const torch::Tensor& memory,
+    const torch::Tensor& previous_and_cumulative, const torch::Tensor& location,
+    const torch::Tensor& mask) {
+  torch::Tensor processed_query = torch::mm(query, query_layer_->weight.t()).unsqueeze(2);
+  torch::Tensor location_features =
+      torch::conv1d(previous_and_cumulative, location, {}, 1, padding_);  // [B, A, T]
+  torch::Tensor energies =
+      torch::matmul(v_->weight, torch::tanh(location_features + processed + processed_query));
+  torch::Tensor weights =
+      torch::softmax(energies.masked_fill(mask, -std::numeric_limits<float>::infinity()), -1);
+  torch::Tensor context = torch::bmm(weights, memory).squeeze(1);
+  return {context, weights};
+}
+
+// ---------------------------------------------------------------------------------------------
+
+PrenetImpl::PrenetImpl(int64_t in_dim, int64_t dim, double p_dropout) : p_dropout_(p_dropout) {
+  layer0_ = register_module("layer0", make_linear(in_dim, dim, false, kGainLinear));
+  layer1_ = register_module("layer1", make_linear(dim, dim, false, kGainLinear));
+}
+
+torch::Tensor PrenetImpl::forward(const torch::Tensor& x) {
+  torch::Tensor h = maybe_dropout(torch::relu(layer0_(x)), p_dropout_, true);
+  return maybe_dropout(torch::relu(layer1_(h)), p_dropout_, true);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+LSTMCellImpl::LSTMCellImpl(int64_t input_size, int64_t hidden_size) {
+  double bound = 1.0 / std::sqrt(static_cast<double>(hidden_size));
+  auto uniform = [bound](std::vector<int64_t> shape) {
+    return torch::empty(shape).uniform_(-bound, bound);
+  };
+  weight_ih = register_parameter("weight_ih", uniform({4 * hidden_size, input_size}));
+  weight_hh = register_parameter("weight_hh", uniform({4 * hidden_size, hidden_size}));
+  bias_ih = register_parameter("bias_ih", uniform({4 * hidden_size}));
+  bias_hh = register_parameter("bias_hh", uniform({4 * hidden_size}));
+}
+
+// ---------------------------------------------------------------------------------------------
+
+DecoderImpl::DecoderImpl(const config::ModelOptions& options, int64_t n_mels)
+    : n_mels_(n_mels),
+      r_(options.n_frames_per_step),
+      prenet_dim_(options.prenet_dim),
+      encoder_dim_(options.encoder_embedding_dim),
+      attention_rnn_dim_(options.attention_rnn_dim),
+      decoder_rnn_dim_(options.decoder_rnn_dim),
+      max_decoder_steps_(options.max_decoder_steps),
+      gate_threshold_(options.gate_threshold),
+      p_attention_dropout_(options.p_attention_dropout),
+      p_decoder_dropout_(options.p_decoder_dropout) {
+  prenet_ = register_module("prenet", Prenet(n_mels * r_, prenet_dim_, options.p_prenet_dropout));
+  attention_rnn_ =
+      register_module("attention_rnn", LSTMCell(prenet_dim_ + encoder_dim_, attention_rnn_dim_));
+  attention_layer_ = register_module(
+      "attention_layer",
+      Attention(attention_rnn_dim_, encoder_dim_, options.attention_dim,
+                options.attention_location_n_filters, options.attention_location_kernel_size));
+  decoder_rnn_ =
+      register_module("decoder_rnn", LSTMCell(attention_rnn_dim_ + encoder_dim_, decoder_rnn_dim_));
+  linear_projection_ =
+      register_module("linear_projection",
+                      make_linear(decoder_rnn_dim_ + encoder_dim_, n_mels * r_, true, kGainLinear));
+  // calculate_gain('sigmoid') is 1.
+  gate_layer_ =
+      register_module("gate_layer", make_linear(decoder_rnn_dim_ + encoder_dim_, r_, true, 1.0));
+}
+
+DecoderImpl::StepContext DecoderImpl::step_context(const torch::Tensor& memory,
+                                                   const torch::Tensor& mask) {
+  StepContext c;
+  c.memory = memory;
+  c.processed_memory = attention_layer_->process_memory(memory);
+  c.mask = mask.unsqueeze(1);
+  c.location = attention_layer_->location_weight();
+  c.attention_weight_t = torch::cat({attention_rnn_->weight_ih.narrow(1, prenet_dim_, encoder_dim_),
+                                     attention_rnn_->weight_hh},
+                                    1)
+                             .t();
+  c.decoder_weight_t = torch::cat({decoder_rnn_->weight_ih, decoder_rnn_->weight_hh}, 1).t();
+  c.decoder_bias = decoder_rnn_->bias_ih + decoder_rnn_->bias_hh;
+  return c;
+}
+
+DecoderState DecoderImpl::initial_state(const torch::Tensor& memory) {
+  int64_t batch = memory.size(0);
+  auto zeros = [&](std::vector<int64_t> shape) { return torch::zeros(shape, memory.options()); };
+  return {zeros({batch, attention_rnn_dim_}), zeros({batch, attention_rnn_dim_}),
+          zeros({batch, decoder_rnn_dim_}),   zeros({batch, decoder_rnn_dim_}),
+          zeros({batch, 2, memory.size(1)}),  zeros({batch, encoder_dim_})};
+}
+
+torch::Tensor DecoderImpl::attention_input_gates(const torch::Tensor& prenet_out) {
+  torch::Tensor weight = attention_rnn_->weight_ih.narrow(1, 0, prenet_dim_);
+  torch::Tensor bias = attention_rnn_->bias_ih + attention_rnn_->bias_hh;
+  std::vector<int64_t> sizes = prenet_out.sizes().vec();
+  sizes.back() = 4 * attention_rnn_dim_;
+  return torch::addmm(bias, prenet_out.reshape({-1, prenet_dim_}), weight.t()).view(sizes);
+}
+
+torch::Tensor DecoderImpl::step(const StepContext& c, const torch::Tensor& input_gates,
+                                DecoderState& s) {
+  torch::Tensor attention_gates =
+      torch::addmm(input_gates, torch::cat({s.context, s.attention_h}, 1), c.attention_weight_t);
+  std::tie(s.attention_h, s.attention_c) = lstm_pointwise(attention_gates, s.attention_c);
+  s.attention_h = maybe_dropout(s.attention_h, p_attention_dropout_, is_training());
+
+  torch::Tensor weights;
+  std::tie(s.context, weights) = attention_layer_->step(
+      s.attention_h, c.processed_memory, c.memory, s.weights_and_cumulative, c.location, c.mask);
+  s.weights_and_cumulative =
+      torch::cat({weights, s.weights_and_cumulative.narrow(1, 1, 1) + weights}, 1);
+
+  torch::Tensor decoder_gates = torch::addmm(
+      c.decoder_bias, torch::cat({s.attention_h, s.context, s.decoder_h}, 1), c.decoder_weight_t);
+  std::tie(s.decoder_h, s.decoder_c) = lstm_pointwise(decoder_gates, s.decoder_c);
+  s.decoder_h = maybe_dropout(s.decoder_h, p_decoder_dropout_, is_training());
+  return weights;
+}
+
+std::pair<torch::Tensor, torch::Tensor> DecoderImpl::project(
+    const torch::Tensor& hidden_and_context) {
+  return {linear_projection_(hidden_and_context), gate_layer_(hidden_and_context)};
+}
+
+DecoderOutput DecoderImpl::forward(const torch::Tensor& memory, const torch::Tensor& mask,
+                                   const torch::Tensor& mel) {
+  int64_t batch = mel.size(0);
+  TTS_CHECK(mel.dim() == 3 && mel.size(2) == n_mels_ && mel.size(1) % r_ == 0,
+            "decoder: expected mel [B, T_mel, {}] with T_mel a multiple of r = {}, got {}", n_mels_,
+            r_, c10::str(mel.sizes()));
+  int64_t steps = mel.size(1) / r_;
+  // Step t consumes the r frames of step t - 1 (a zero "go" frame first): [steps, B, r * n_mels].
+  torch::Tensor previous = torch::cat(
+      {torch::zeros({1, batch, r_ * n_mels_}, mel.options()),
+       mel.reshape({batch, steps, r_ * n_mels_}).transpose(0, 1).narrow(0, 0, steps - 1)},
+      0);
+  std::vector<torch::Tensor> input_gates =
+      attention_input_gates(prenet_(previous)).unbind(0);  // steps x [B, 4 H_att]
+
+  StepContext c = step_context(memory, mask);
+  DecoderState s = initial_state(memory);
+  std::vector<torch::Tensor> hidden, contexts, weights;
+  hidden.reserve(steps);
+  contexts.reserve(steps);
+  weights.reserve(steps);
+  for (int64_t t = 0; t < steps; ++t) {
+    weights.push_back(step(c, input_gates[t], s));
+    hidden.push_back(s.decoder_h);
+    contexts.push_back(s.context);
+  }
+  // The projections do not feed back in teacher forcing: one matrix product for all steps.
+  auto [mel_out, gate_out] =
+      project(torch::cat({torch::stack(hidden, 1), torch::stack(contexts, 1)}, 2));
+  return {mel_out.reshape({batch, steps * r_, n_mels_}), gate_out.reshape({batch, steps * r_}),
+          torch::cat(weights, 1)};
+}
+
+std::pair<DecoderOutput, torch::Tensor> DecoderImpl::infer(const torch::Tensor& memory,
+                                                           const torch::Tensor& mask) {
+  int64_t batch = memory.size(0);
+  StepContext c = step_context(memory, mask);
+  DecoderState s = initial_state(memory);
+  torch::Tensor frame = torch::zeros({batch, r_ * n_mels_}, memory.options());
+  auto long_options = memory.options().dtype(torch::kInt64);
+  torch::Tensor lengths = torch::zeros({batch}, long_options);
+  torch::Tensor finished = torch::zeros({batch}, memory.options().dtype(torch::kBool));
+  torch::Tensor frame_index = torch::arange(r_, long_options);
+  std::vector<torch::Tensor> mels, gates, weights;
+  for (int64_t t = 0; t < max_decoder_steps_; ++t) {
+    weights.push_back(step(c, attention_input_gates(prenet_(frame)), s));
+    auto [mel_out, gate_out] = project(torch::cat({s.decoder_h, s.context}, 1));
+    mels.push_back(mel_out);
+    gates.push_back(gate_out);
+    frame = mel_out;
+    // An item stopping in this step keeps the frames up to its first stopping frame.
+    torch::Tensor stops = torch::sigmoid(gate_out) > gate_threshold_;  // [B, r]
+    torch::Tensor first_stop = torch::where(stops, frame_index, r_).amin(1);
+    torch::Tensor stopping = stops.any(1).logical_and(finished.logical_not());
+    lengths = torch::where(finished, lengths,
+                           torch::where(stopping, t * r_ + first_stop + 1, (t + 1) * r_));
+    finished = finished.logical_or(stopping);
+    if (finished.all().item<bool>()) break;
+  }
+  int64_t steps = static_cast<int64_t>(mels.size());
+  DecoderOutput out{torch::stack(mels, 1).reshape({batch, steps * r_, n_mels_}),
+                    torch::stack(gates, 1).reshape({batch, steps * r_}), torch::cat(weights, 1)};
+  return {out, lengths};
+}
+
+// ---------------------------------------------------------------------------------------------
+
+PostnetImpl::PostnetImpl(const config::ModelOptions& options, int64_t n_mels)
+    : p_dropout_(options.p_postnet_dropout) {
+  int n = options.postnet_n_convolutions;
+  int64_t channels = options.postnet_embedding_dim;
+  for (int i = 0; i < n; ++i) {
+    bool last = i == n - 1;
+    int64_t in = i == 0 ? n_mels : channels;
+    int64_t out = last ? n_mels : channels;
+    convolutions_.push_back(register_module(
+        "conv" + std::to_string(i),
+        make_conv(in, out, options.postnet_kernel_size, true, last ? kGainLinear : kGainTanh)));
+    norms_.push_back(register_module("norm" + std::to_string(i), torch::nn::BatchNorm1d(out)));
+  }
+}
+
+torch::Tensor PostnetImpl::forward(const torch::Tensor& mel, const torch::Tensor& lengths) {
+  torch::Tensor valid = valid_multiplier(lengths, mel.size(1), mel.options());
+  torch::Tensor x = mel.transpose(1, 2);
+  for (size_t i = 0; i < convolutions_.size(); ++i) {
+    x = norms_[i](convolutions_[i](x * valid));
+    if (i + 1 < convolutions_.size()) x = torch::tanh(x);
+    x = maybe_dropout(x, p_dropout_, is_training());
+  }
+  return (x * valid).transpose(1, 2);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+CBHGImpl::CBHGImpl(const config::ModelOptions& options, int64_t in_dim, int64_t out_dim) {
+  int64_t channels = options.cbhg_conv_channels;
+  int64_t projection = options.cbhg_projection_dim;
+  int64_t units = options.cbhg_rnn_units;
+  for (int k = 1; k <= options.cbhg_kernels; ++k) {
+    torch::nn::Conv1d conv(torch::nn::Conv1dOptions(in_dim, channels, k).padding(k / 2));
+    bank_.push_back(register_module("bank" + std::to_string(k), conv));
+    bank_norms_.push_back(
+        register_module("bank_norm" + std::to_string(k), torch::nn::BatchNorm1d(channels)));
+  }
+  projection0_ = register_module(
+      "projection0",
+      torch::nn::Conv1d(
+          torch::nn::Conv1dOptions(channels * options.cbhg_kernels, projection, 3).padding(1)));
+  projection0_norm_ = register_module("projection0_norm", torch::nn::BatchNorm1d(projection));
+  projection1_ = register_module(
+      "projection1", torch::nn::Conv1d(torch::nn::Conv1dOptions(projection, in_dim, 3).padding(1)));
+  projection1_norm_ = register_module("projection1_norm", torch::nn::BatchNorm1d(in_dim));
+  highway_input_ = register_module("highway_input", torch::nn::Linear(in_dim, units));
+  for (int i = 0; i < options.cbhg_highway_layers; ++i) {
+    torch::nn::Linear h =
+        register_module("highway" + std::to_string(i) + "_h", torch::nn::Linear(units, units));
+    torch::nn::Linear t =
+        register_module("highway" + std::to_string(i) + "_t", torch::nn::Linear(units, units));
+    {
+      // Rayhane's highway transform gate starts biased towards carrying the input.
+      torch::NoGradGuard no_grad;
+      t->bias.fill_(-1.0);
+    }
+    highways_.emplace_back(h, t);
+  }
+  gru_ = register_module(
+      "gru",
+      torch::nn::GRU(torch::nn::GRUOptions(units, units).batch_first(true).bidirectional(true)));
+  output_ = register_module("output", torch::nn::Linear(2 * units, out_dim));
+}
+
+torch::Tensor CBHGImpl::forward(const torch::Tensor& x, const torch::Tensor& lengths) {
+  int64_t frames = x.size(1);
+  torch::Tensor valid = valid_multiplier(lengths, frames, x.options());  // [B, 1, T]
+  torch::Tensor input = x.transpose(1, 2) * valid;                       // [B, C, T]
+  std::vector<torch::Tensor> bank;
+  for (size_t i = 0; i < bank_.size(); ++i) {
+    // Even kernels give T + 1 outputs with symmetric padding; keep the first T.
+    bank.push_back(torch::relu(bank_norms_[i](bank_[i](input).narrow(2, 0, frames))));
+  }
+  torch::Tensor y = torch::cat(bank, 1) * valid;
+  // Max-pooling of width 2, stride 1, keeping T frames: max of frames t and t + 1.
+  y = torch::max_pool1d(F::pad(y, F::PadFuncOptions({0, 1})), 2, 1) * valid;
+  y = torch::relu(projection0_norm_(projection0_(y))) * valid;
+  y = (projection1_norm_(projection1_(y)) + input) * valid;
+  torch::Tensor h = highway_input_(y.transpose(1, 2));  // [B, T, units]
+  for (auto& [transform, gate] : highways_) {
+    torch::Tensor g = torch::sigmoid(gate(h));
+    h = torch::relu(transform(h)) * g + h * (1 - g);
+  }
+  return output_(run_packed(gru_, h, lengths)) * valid.transpose(1, 2);
+}
+
+}  // namespace tts::model

@@ -1,0 +1,103 @@
+#include "tts/model/tacotron2.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+
+#include "tts/core/error.h"
+
+namespace tts::model {
+namespace {
+
+void check_text(const torch::Tensor& text, const torch::Tensor& text_lengths) {
+  TTS_CHECK(text.dim() == 2 && text.scalar_type() == torch::kInt64,
+            "Tacotron2: expected text ids int64 [B, T_text], got {} {}",
+            c10::toString(text.scalar_type()), c10::str(text.sizes()));
+  TTS_CHECK(text_lengths.dim() == 1 && text_lengths.size(0) == text.size(0),
+            "Tacotron2: expected text_lengths [{}] (one per utterance), got {}", text.size(0),
+            c10::str(text_lengths.sizes()));
+  TTS_CHECK(
+      text_lengths.min().item<int64_t>() >= 1 && text_lengths.max().item<int64_t>() <= text.size(1),
+      "Tacotron2: text_lengths must be in [1, {}] (the padded text length), got {} to {}",
+      text.size(1), text_lengths.min().item<int64_t>(), text_lengths.max().item<int64_t>());
+}
+
+}  // namespace
+
+Tacotron2Impl::Tacotron2Impl(const config::ModelOptions& options, int64_t n_symbols, int64_t n_mels,
+                             int64_t n_linear)
+    : options_(options), n_symbols_(n_symbols), n_mels_(n_mels), n_linear_(n_linear) {
+  options.validate();
+  TTS_CHECK(n_symbols >= 2 && n_mels >= 1,
+            "Tacotron2: need at least 2 symbols (padding + one) and 1 mel channel, got {} and {}",
+            n_symbols, n_mels);
+  TTS_CHECK(!options.predict_linear || n_linear >= 1,
+            "Tacotron2: model.predict_linear needs n_linear >= 1 (n_fft/2 + 1), got {}", n_linear);
+  embedding_ =
+      register_module("embedding", torch::nn::Embedding(n_symbols, options.symbols_embedding_dim));
+  {
+    // NVIDIA's: uniform with the standard deviation of Xavier initialization.
+    torch::NoGradGuard no_grad;
+    double bound = std::sqrt(3.0) *
+                   std::sqrt(2.0 / static_cast<double>(n_symbols + options.symbols_embedding_dim));
+    embedding_->weight.uniform_(-bound, bound);
+  }
+  encoder_ = register_module("encoder", Encoder(options));
+  decoder_ = register_module("decoder", Decoder(options, n_mels));
+  postnet_ = register_module("postnet", Postnet(options, n_mels));
+  if (options.predict_linear) {
+    linear_head_ = register_module("linear_head", CBHG(options, n_mels, n_linear));
+  }
+}
+
+torch::Tensor Tacotron2Impl::encode(const torch::Tensor& text, const torch::Tensor& text_lengths) {
+  check_text(text, text_lengths);
+  return encoder_(embedding_(text), text_lengths);
+}
+
+TacotronOutput Tacotron2Impl::finish(DecoderOutput decoded, const torch::Tensor& mel_lengths) {
+  torch::Tensor valid = padding_mask(mel_lengths, decoded.mel.size(1))
+                            .logical_not()
+                            .unsqueeze(2)
+                            .to(decoded.mel.dtype());
+  TacotronOutput out;
+  out.mel = decoded.mel * valid;
+  out.mel_postnet = out.mel + postnet_(out.mel, mel_lengths);
+  out.gate = decoded.gate;
+  out.alignments = decoded.alignments;
+  if (linear_head_) out.linear = linear_head_(out.mel_postnet, mel_lengths);
+  out.mel_lengths = mel_lengths;
+  return out;
+}
+
+TacotronOutput Tacotron2Impl::forward(const torch::Tensor& text, const torch::Tensor& text_lengths,
+                                      const torch::Tensor& mel, const torch::Tensor& mel_lengths) {
+  int64_t r = options_.n_frames_per_step;
+  TTS_CHECK(mel.dim() == 3 && mel.size(0) == text.size(0) && mel.size(2) == n_mels_ &&
+                mel.size(1) % r == 0 && mel.size(1) > 0,
+            "Tacotron2: expected mel [B = {}, T_mel, n_mels = {}] with T_mel a positive multiple "
+            "of model.n_frames_per_step = {}, got {} (pad the batch to a multiple of r)",
+            text.size(0), n_mels_, r, c10::str(mel.sizes()));
+  TTS_CHECK(mel_lengths.dim() == 1 && mel_lengths.size(0) == mel.size(0) &&
+                mel_lengths.max().item<int64_t>() <= mel.size(1),
+            "Tacotron2: expected mel_lengths [{}] <= {}, got {}", mel.size(0), mel.size(1),
+            c10::str(mel_lengths.sizes()));
+  torch::Tensor memory = encode(text, text_lengths);
+  torch::Tensor mask = padding_mask(text_lengths, text.size(1)).to(memory.device());
+  return finish(decoder_(memory, mask, mel), mel_lengths.to(torch::kInt64));
+}
+
+TacotronOutput Tacotron2Impl::infer(const torch::Tensor& text, const torch::Tensor& text_lengths) {
+  torch::Tensor memory = encode(text, text_lengths);
+  torch::Tensor mask = padding_mask(text_lengths, text.size(1)).to(memory.device());
+  auto [decoded, lengths] = decoder_->infer(memory, mask);
+  return finish(std::move(decoded), lengths);
+}
+
+int64_t count_parameters(torch::nn::Module& module) {
+  int64_t total = 0;
+  for (const auto& p : module.parameters()) total += p.numel();
+  return total;
+}
+
+}  // namespace tts::model

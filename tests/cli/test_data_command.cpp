@@ -1,0 +1,90 @@
+// Runs the real `tts-train data check` on stores built by the test.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "../data/store/make_store.h"
+#include "tts/core/npy.h"
+
+namespace {
+
+struct Result {
+  int exit_code;
+  std::string output;
+};
+
+Result run_cli(const std::string& args, bool with_stderr = false) {
+  std::string command =
+      std::string(TTS_CLI_PATH) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  FILE* pipe = popen(command.c_str(), "r");
+  EXPECT_NE(pipe, nullptr);
+  std::string output;
+  std::array<char, 4096> buffer{};
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) output.append(buffer.data(), n);
+  int status = pclose(pipe);
+  return {WEXITSTATUS(status), output};
+}
+
+std::string write_config(const std::string& name, const std::string& text) {
+  std::string path = tts::test::temp_dir(name);
+  std::filesystem::create_directories(TTS_TEST_TMP_DIR);
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(DataCheck, AGoodStorePassesWithNothingOnStdout) {
+  std::string config_path = write_config("check_ok.yaml", "audio:\n  linear: true\n");
+  tts::config::Config config = tts::config::load_config(config_path);
+  std::string dir = tts::test::make_store(tts::test::temp_dir("check_ok"), config,
+                                          tts::test::varied_utterances(8), 2);
+  Result result = run_cli("data check --config " + config_path + " --data " + dir);
+  EXPECT_EQ(result.exit_code, 0);
+  EXPECT_EQ(result.output, "");
+}
+
+TEST(DataCheck, ListsEveryProblemWithFileAndUtteranceAndExitsOne) {
+  tts::config::Config store_config;
+  store_config.audio.n_fft = 2048;
+  store_config.audio.linear = true;
+  auto utterances = tts::test::varied_utterances(8);
+  std::string dir =
+      tts::test::make_store(tts::test::temp_dir("check_bad"), store_config, utterances, 2);
+  std::vector<float> data(utterances[4].frames * 79, 0.0f);
+  tts::write_npy(dir + "/mels/u004.npy", data.data(), {utterances[4].frames, 79});
+  std::filesystem::remove(dir + "/mels/u006.npy");
+
+  std::string config_path = write_config("check_bad.yaml", "audio:\n  linear: true\n");
+  Result result = run_cli("data check --config " + config_path + " --data " + dir);
+  EXPECT_EQ(result.exit_code, 1);
+  const std::string& out = result.output;
+  EXPECT_NE(out.find("were made with audio.n_fft=2048 (linear targets have 1025 bins) but the "
+                     "config says audio.n_fft=1024 (513 bins)"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find(dir + "/mels/u004.npy (utterance u004): 79 bins, expected 80"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find(dir + "/mels/u006.npy (utterance u006)"), std::string::npos) << out;
+  // The linear files have 1025 bins where the config expects 513: every one is reported.
+  for (const auto& u : utterances) {
+    EXPECT_NE(out.find(dir + "/linear/" + u.id + ".npy (utterance " + u.id + "): 1025 bins, " +
+                       "expected 513"),
+              std::string::npos)
+        << out;
+  }
+  Result with_log = run_cli("data check --config " + config_path + " --data " + dir, true);
+  EXPECT_NE(with_log.output.find("11 problems"), std::string::npos) << with_log.output;
+}
+
+TEST(DataCheck, MissingArgumentsAreUsageErrors) {
+  EXPECT_EQ(run_cli("data check --data /nonexistent").exit_code, 2);
+  EXPECT_EQ(run_cli("data").exit_code, 2);
+}
+
+}  // namespace

@@ -1,0 +1,96 @@
+// Fault handling with real Gloo ranks: a rank that dies or hangs makes the others fail within
+// distributed.timeout_s with an error naming it, never a hang.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <csignal>
+
+#include "fork_ranks.h"
+#include "tts/core/error.h"
+#include "tts/dist/communicator.h"
+
+namespace tts::dist {
+namespace {
+
+using testing::kThrew;
+using testing::run_ranks;
+
+constexpr double kTimeout = 4.0;
+
+// Every rank all-reduces once; then `victim` fails as `how` and the others all-reduce again,
+// which must throw a tts::Error containing `expected` (checked in the child).
+std::vector<int> lose_a_rank(int world, int victim, const std::string& how,
+                             const std::string& expected) {
+  return run_ranks(
+      world,
+      [=](int rank) {
+        torch::set_num_threads(1);
+        config::DistributedOptions options;
+        options.timeout_s = kTimeout;
+        auto comm = make_communicator(RankInfo::from_env(), options, "gloo");
+        std::vector<torch::Tensor> t{torch::ones({1000})};
+        comm->all_reduce_sum(t);
+        if (rank == victim) {
+          if (how == "kill") std::raise(SIGKILL);
+          // Hang past the others' timeout and diagnosis, then leave.
+          std::this_thread::sleep_for(std::chrono::duration<double>(2 * kTimeout + 3));
+          _exit(7);
+        }
+        try {
+          comm->all_reduce_sum(t);
+          ADD_FAILURE() << "rank " << rank << ": the all-reduce did not fail";
+        } catch (const Error& e) {
+          const std::string message = e.what();
+          EXPECT_NE(message.find(expected), std::string::npos) << message;
+          EXPECT_NE(message.find("failed on rank " + std::to_string(rank)), std::string::npos)
+              << message;
+          throw;
+        }
+      },
+      /*limit_s=*/3 * kTimeout + 10);
+}
+
+TEST(Faults, KilledRankIsNamedByTheOthers) {
+  const auto start = std::chrono::steady_clock::now();
+  auto codes = lose_a_rank(3, 1, "kill", "lost rank 1");
+  EXPECT_EQ(codes[1], 128 + SIGKILL);
+  EXPECT_EQ(codes[0], kThrew);
+  EXPECT_EQ(codes[2], kThrew);
+  // Behaviour, not speed: the survivors gave up by themselves (run_ranks kills only after 22 s).
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+            3 * kTimeout + 10);
+}
+
+TEST(Faults, KilledRankZeroIsNamedAsTheStoreHost) {
+  auto codes = lose_a_rank(2, 0, "kill", "lost rank 0");
+  EXPECT_EQ(codes[0], 128 + SIGKILL);
+  EXPECT_EQ(codes[1], kThrew);
+}
+
+TEST(Faults, HangingRankIsNamedAfterTheTimeout) {
+  auto codes = lose_a_rank(3, 2, "hang", "rank 2 still alive but behind");
+  EXPECT_EQ(codes[0], kThrew);
+  EXPECT_EQ(codes[1], kThrew);
+  EXPECT_EQ(codes[2], 7) << "the hanging rank leaves by itself after the others failed";
+}
+
+TEST(Faults, RendezvousWithAMissingRankTimesOut) {
+  // World size 2 but only rank 1 starts (rank 0 never hosts the store).
+  auto codes = run_ranks(1, [](int) {
+    setenv("RANK", "1", 1);
+    setenv("WORLD_SIZE", "2", 1);
+    config::DistributedOptions options;
+    options.timeout_s = 1.0;
+    try {
+      make_communicator(RankInfo::from_env(), options, "gloo");
+      ADD_FAILURE() << "rendezvous succeeded without rank 0";
+    } catch (const Error& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find("could not meet the other 1 rank(s)"), std::string::npos) << message;
+    }
+  });
+  EXPECT_EQ(codes[0], 0);
+}
+
+}  // namespace
+}  // namespace tts::dist

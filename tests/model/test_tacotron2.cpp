@@ -1,0 +1,448 @@
+// Tacotron-2 model: parameter count against NVIDIA's, shapes, masking, inference, gradients,
+// and the teacher-forced decoder against step-by-step inference.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <string>
+
+#include "tts/config/config.h"
+#include "tts/model/layers.h"
+#include "tts/model/loss.h"
+#include "tts/model/tacotron2.h"
+
+namespace {
+
+using tts::config::ModelOptions;
+using tts::model::Tacotron2;
+using tts::model::TacotronOutput;
+
+constexpr int64_t kSymbols = 40;
+constexpr int64_t kMels = 12;
+constexpr int64_t kLinear = 17;
+
+ModelOptions small_options(int r, bool linear) {
+  ModelOptions o;
+  o.symbols_embedding_dim = 16;
+  o.encoder_embedding_dim = 16;
+  o.encoder_n_convolutions = 2;
+  o.n_frames_per_step = r;
+  o.decoder_rnn_dim = 24;
+  o.attention_rnn_dim = 20;
+  o.prenet_dim = 8;
+  o.attention_dim = 10;
+  o.attention_location_n_filters = 4;
+  o.attention_location_kernel_size = 7;
+  o.postnet_embedding_dim = 16;
+  o.postnet_n_convolutions = 3;
+  o.max_decoder_steps = 20;
+  o.predict_linear = linear;
+  o.cbhg_kernels = 3;
+  o.cbhg_conv_channels = 8;
+  o.cbhg_projection_dim = 12;
+  o.cbhg_highway_layers = 2;
+  o.cbhg_rnn_units = 8;
+  return o;
+}
+
+ModelOptions without_dropout(ModelOptions o) {
+  o.p_encoder_dropout = o.p_prenet_dropout = o.p_attention_dropout = o.p_decoder_dropout =
+      o.p_postnet_dropout = 0;
+  return o;
+}
+
+struct Batch {
+  torch::Tensor text, text_lengths, mel, mel_lengths, stop, linear;
+};
+
+// Random batch: text lengths and mel lengths given; T_mel padded to a multiple of r.
+Batch make_batch(const std::vector<int64_t>& text_lengths, const std::vector<int64_t>& mel_lengths,
+                 int r, int64_t seed) {
+  torch::manual_seed(seed);
+  int64_t batch = static_cast<int64_t>(text_lengths.size());
+  int64_t max_text = *std::max_element(text_lengths.begin(), text_lengths.end());
+  int64_t max_mel = *std::max_element(mel_lengths.begin(), mel_lengths.end());
+  max_mel = (max_mel + r - 1) / r * r;
+  Batch b;
+  b.text = torch::zeros({batch, max_text}, torch::kInt64);
+  b.mel = torch::zeros({batch, max_mel, kMels});
+  b.linear = torch::zeros({batch, max_mel, kLinear});
+  b.stop = torch::zeros({batch, max_mel});
+  for (int64_t i = 0; i < batch; ++i) {
+    b.text[i].narrow(0, 0, text_lengths[i]).copy_(torch::randint(1, kSymbols, {text_lengths[i]}));
+    b.mel[i].narrow(0, 0, mel_lengths[i]).copy_(torch::randn({mel_lengths[i], kMels}));
+    b.linear[i].narrow(0, 0, mel_lengths[i]).copy_(torch::randn({mel_lengths[i], kLinear}));
+    b.stop[i].narrow(0, mel_lengths[i] - 1, max_mel - mel_lengths[i] + 1).fill_(1);
+  }
+  b.text_lengths = torch::tensor(text_lengths, torch::kInt64);
+  b.mel_lengths = torch::tensor(mel_lengths, torch::kInt64);
+  return b;
+}
+
+tts::model::Targets targets_of(const Batch& b) { return {b.mel, b.mel_lengths, b.stop, b.linear}; }
+
+torch::Tensor& parameter(Tacotron2& model, const std::string& name) {
+  auto params = model->named_parameters();
+  auto* found = params.find(name);
+  EXPECT_NE(found, nullptr) << name;
+  return *found;
+}
+
+}  // namespace
+
+TEST(Tacotron2, ParameterCountMatchesNvidiaWithTheirSymbolTable) {
+  auto config =
+      tts::config::load_config(std::string(TTS_SOURCE_DIR) + "/configs/ljspeech_tacotron2.yaml");
+  Tacotron2 nvidia(config.model, 148, config.audio.n_mels, config.audio.n_linear());
+  int64_t count = tts::model::count_parameters(*nvidia);
+  // NVIDIA/tacotron2 (hparams.py, 148 symbols) has 28,193,153 parameters.
+  EXPECT_EQ(count, 28193153);
+  EXPECT_NEAR(static_cast<double>(count) / 28.19e6, 1.0, 0.01);
+  // Every symbol costs one embedding row of symbols_embedding_dim.
+  Tacotron2 smaller(config.model, 66, config.audio.n_mels, config.audio.n_linear());
+  EXPECT_EQ(count - tts::model::count_parameters(*smaller), (148 - 66) * 512);
+}
+
+TEST(Tacotron2, ParameterNamesArePlainAndOrdered) {
+  Tacotron2 model(small_options(1, true), kSymbols, kMels, kLinear);
+  auto params = model->named_parameters();
+  std::vector<std::string> keys = params.keys();
+  ASSERT_FALSE(keys.empty());
+  EXPECT_EQ(keys.front(), "embedding.weight");
+  EXPECT_EQ(keys[1], "encoder.conv0.weight");
+  EXPECT_NE(params.find("decoder.attention_rnn.weight_ih"), nullptr);
+  EXPECT_NE(params.find("decoder.attention_layer.location_conv.weight"), nullptr);
+  EXPECT_NE(params.find("postnet.conv2.weight"), nullptr);
+  EXPECT_EQ(keys.back(), "linear_head.output.bias");
+  Tacotron2 again(small_options(1, true), kSymbols, kMels, kLinear);
+  EXPECT_EQ(again->named_parameters().keys(), keys);
+}
+
+class ShapesTest : public ::testing::TestWithParam<std::tuple<int, bool>> {};
+
+TEST_P(ShapesTest, ForwardAndInferenceShapes) {
+  auto [r, linear] = GetParam();
+  Tacotron2 model(small_options(r, linear), kSymbols, kMels, kLinear);
+  Batch b = make_batch({7, 5, 3}, {10, 13, 4}, r, 1);
+  int64_t frames = b.mel.size(1);
+  TacotronOutput out = model->forward(b.text, b.text_lengths, b.mel, b.mel_lengths);
+  EXPECT_EQ(out.mel.sizes(), b.mel.sizes());
+  EXPECT_EQ(out.mel_postnet.sizes(), b.mel.sizes());
+  EXPECT_EQ(out.gate.sizes(), (std::vector<int64_t>{3, frames}));
+  EXPECT_EQ(out.alignments.sizes(), (std::vector<int64_t>{3, frames / r, 7}));
+  EXPECT_EQ(out.linear.defined(), linear);
+  if (linear) {
+    EXPECT_EQ(out.linear.sizes(), (std::vector<int64_t>{3, frames, kLinear}));
+  }
+  EXPECT_TRUE(torch::equal(out.mel_lengths, b.mel_lengths));
+  // Attention weights are distributions over the valid text positions only.
+  EXPECT_TRUE(torch::allclose(out.alignments.sum(2), torch::ones({3, frames / r}), 1e-5, 1e-5));
+  EXPECT_EQ(out.alignments[2].narrow(1, 3, 4).abs().max().item<float>(), 0.0f);
+  // Frames past an utterance's length are zero in every spectrogram output.
+  EXPECT_EQ(out.mel[2].narrow(0, 4, frames - 4).abs().max().item<float>(), 0.0f);
+  EXPECT_EQ(out.mel_postnet[0].narrow(0, 10, frames - 10).abs().max().item<float>(), 0.0f);
+  if (linear) {
+    EXPECT_EQ(out.linear[2].narrow(0, 4, frames - 4).abs().max().item<float>(), 0.0f);
+  }
+
+  auto loss = tts::model::compute_loss(out, targets_of(b), b.text_lengths, {});
+  EXPECT_EQ(loss.total.dim(), 0);
+  EXPECT_EQ(loss.linear.defined(), linear);
+  EXPECT_FALSE(loss.guided_attention.defined());
+
+  model->eval();
+  torch::NoGradGuard no_grad;
+  TacotronOutput inferred = model->infer(b.text, b.text_lengths);
+  int64_t steps = inferred.alignments.size(1);
+  EXPECT_GE(steps, 1);
+  EXPECT_LE(steps, 20);
+  EXPECT_EQ(inferred.mel.sizes(), (std::vector<int64_t>{3, steps * r, kMels}));
+  EXPECT_EQ(inferred.gate.sizes(), (std::vector<int64_t>{3, steps * r}));
+  EXPECT_EQ(inferred.alignments.sizes(), (std::vector<int64_t>{3, steps, 7}));
+  EXPECT_EQ(inferred.mel_lengths.sizes(), (std::vector<int64_t>{3}));
+  if (linear) {
+    EXPECT_EQ(inferred.linear.sizes(), (std::vector<int64_t>{3, steps * r, kLinear}));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(FramesPerStepAndLinearHead, ShapesTest,
+                         ::testing::Combine(::testing::Values(1, 2, 3), ::testing::Bool()));
+
+TEST(Modules, ShapesThroughEachModule) {
+  ModelOptions o = small_options(2, true);
+  torch::manual_seed(0);
+  tts::model::Encoder encoder(o);
+  torch::Tensor lengths = torch::tensor({6, 4}, torch::kInt64);
+  torch::Tensor memory = encoder(torch::randn({2, 6, 16}), lengths);
+  EXPECT_EQ(memory.sizes(), (std::vector<int64_t>{2, 6, 16}));
+  EXPECT_EQ(memory[1].narrow(0, 4, 2).abs().max().item<float>(), 0.0f);
+
+  tts::model::Attention attention(20, 16, 10, 4, 7);
+  torch::Tensor processed = attention->process_memory(memory);
+  EXPECT_EQ(processed.sizes(), (std::vector<int64_t>{2, 10, 6}));
+  torch::Tensor location = attention->location_weight();
+  EXPECT_EQ(location.sizes(), (std::vector<int64_t>{10, 2, 7}));
+  torch::Tensor mask = tts::model::padding_mask(lengths, 6).unsqueeze(1);
+  auto [context, weights] = attention->step(torch::randn({2, 20}), processed, memory,
+                                            torch::rand({2, 2, 6}), location, mask);
+  EXPECT_EQ(context.sizes(), (std::vector<int64_t>{2, 16}));
+  EXPECT_EQ(weights.sizes(), (std::vector<int64_t>{2, 1, 6}));
+
+  tts::model::Prenet prenet(kMels * 2, 8, 0.5);
+  EXPECT_EQ(prenet(torch::randn({5, 2, kMels * 2})).sizes(), (std::vector<int64_t>{5, 2, 8}));
+
+  tts::model::Decoder decoder(o, kMels);
+  auto decoded = decoder(memory, tts::model::padding_mask(lengths, 6), torch::randn({2, 8, kMels}));
+  EXPECT_EQ(decoded.mel.sizes(), (std::vector<int64_t>{2, 8, kMels}));
+  EXPECT_EQ(decoded.gate.sizes(), (std::vector<int64_t>{2, 8}));
+  EXPECT_EQ(decoded.alignments.sizes(), (std::vector<int64_t>{2, 4, 6}));
+
+  torch::Tensor mel_lengths = torch::tensor({8, 5}, torch::kInt64);
+  tts::model::Postnet postnet(o, kMels);
+  EXPECT_EQ(postnet(torch::randn({2, 8, kMels}), mel_lengths).sizes(),
+            (std::vector<int64_t>{2, 8, kMels}));
+  tts::model::CBHG cbhg(o, kMels, kLinear);
+  torch::Tensor linear = cbhg(torch::randn({2, 8, kMels}), mel_lengths);
+  EXPECT_EQ(linear.sizes(), (std::vector<int64_t>{2, 8, kLinear}));
+  EXPECT_EQ(linear[1].narrow(0, 5, 3).abs().max().item<float>(), 0.0f);
+}
+
+TEST(Tacotron2, LocationLayersComposeIntoOneConvolution) {
+  torch::manual_seed(3);
+  tts::model::Attention attention(20, 16, 10, 4, 7);
+  torch::Tensor weights = torch::rand({2, 2, 9});
+  auto params = attention->named_parameters();
+  torch::Tensor separate =
+      torch::matmul(params["location_dense.weight"],
+                    torch::conv1d(weights, params["location_conv.weight"], {}, 1, 3));
+  torch::Tensor composed = torch::conv1d(weights, attention->location_weight(), {}, 1, 3);
+  EXPECT_TRUE(torch::allclose(separate, composed, 1e-5, 1e-6));
+}
+
+TEST(Tacotron2, PaddingChangesNothingForTheOtherItems) {
+  for (int r : {1, 3}) {
+    Tacotron2 model(without_dropout(small_options(r, true)), kSymbols, kMels, kLinear);
+    model->eval();  // BatchNorm's batch statistics would mix the items in training mode
+    Batch small = make_batch({6, 4}, {9, 7}, r, 5);
+    // The same two utterances with a longer third one: more padding for the first two.
+    Batch big = make_batch({6, 4, 11}, {9, 7, 17}, r, 6);
+    big.text.narrow(0, 0, 2).zero_();
+    big.text.narrow(0, 0, 2).narrow(1, 0, 6).copy_(small.text);
+    big.mel.narrow(0, 0, 2).zero_();
+    big.mel.narrow(0, 0, 2).narrow(1, 0, small.mel.size(1)).copy_(small.mel);
+    big.linear.narrow(0, 0, 2).zero_();
+    big.linear.narrow(0, 0, 2).narrow(1, 0, small.mel.size(1)).copy_(small.linear);
+    big.stop.narrow(0, 0, 2).fill_(1);
+    big.stop.narrow(0, 0, 2).narrow(1, 0, small.mel.size(1)).copy_(small.stop);
+
+    tts::config::TrainOptions train;
+    train.guided_attention_weight = 1.0;
+    TacotronOutput a = model->forward(small.text, small.text_lengths, small.mel, small.mel_lengths);
+    TacotronOutput b = model->forward(big.text, big.text_lengths, big.mel, big.mel_lengths);
+    int64_t frames = small.mel.size(1);
+    auto first_two = [&](const torch::Tensor& t, int64_t length) {
+      return t.narrow(0, 0, 2).narrow(1, 0, length);
+    };
+    TacotronOutput b2{
+        first_two(b.mel, frames),    first_two(b.mel_postnet, frames),
+        first_two(b.gate, frames),   first_two(b.alignments, frames / r).narrow(2, 0, 6),
+        first_two(b.linear, frames), small.mel_lengths};
+    EXPECT_TRUE(torch::allclose(a.mel_postnet, b2.mel_postnet, 1e-5, 1e-5)) << "r=" << r;
+    EXPECT_TRUE(torch::allclose(a.linear, b2.linear, 1e-5, 1e-5)) << "r=" << r;
+    EXPECT_TRUE(torch::allclose(a.alignments, b2.alignments, 1e-5, 1e-6)) << "r=" << r;
+    auto la = tts::model::compute_loss(a, targets_of(small), small.text_lengths, train);
+    auto lb = tts::model::compute_loss(b2, targets_of(small), small.text_lengths, train);
+    EXPECT_NEAR(la.total.item<double>(), lb.total.item<double>(), 1e-5) << "r=" << r;
+    EXPECT_NEAR(la.guided_attention.item<double>(), lb.guided_attention.item<double>(), 1e-6);
+  }
+}
+
+TEST(Loss, PaddedFramesOfOutputsAndTargetsCountForNothing) {
+  Batch b = make_batch({5, 3}, {8, 5}, 1, 2);
+  TacotronOutput out{torch::randn_like(b.mel),    torch::randn_like(b.mel),
+                     torch::randn({2, 8}),        torch::softmax(torch::randn({2, 8, 5}), 2),
+                     torch::randn_like(b.linear), b.mel_lengths};
+  tts::config::TrainOptions train;
+  train.guided_attention_weight = 2.0;
+  auto before = tts::model::compute_loss(out, targets_of(b), b.text_lengths, train);
+  for (torch::Tensor* t : {&out.mel, &out.mel_postnet, &out.linear, &b.mel, &b.linear}) {
+    t->select(0, 1).narrow(0, 5, 3).normal_(0, 100);
+  }
+  out.gate[1].narrow(0, 5, 3).fill_(-50);
+  out.alignments[1].narrow(0, 5, 3).fill_(7);
+  out.alignments[1].narrow(1, 3, 2).fill_(7);
+  auto after = tts::model::compute_loss(out, targets_of(b), b.text_lengths, train);
+  EXPECT_NEAR(before.total.item<double>(), after.total.item<double>(), 1e-5);
+  EXPECT_NEAR(before.guided_attention.item<double>(), after.guided_attention.item<double>(), 1e-6);
+  // total = mel + postnet + gate + linear + weight * guided attention.
+  double sum = before.mel.item<double>() + before.mel_postnet.item<double>() +
+               before.gate.item<double>() + before.linear.item<double>() +
+               2.0 * before.guided_attention.item<double>();
+  EXPECT_NEAR(before.total.item<double>(), sum, 1e-5);
+}
+
+TEST(Loss, MatchesHandComputedValues) {
+  // One utterance of 2 valid frames out of 3, 1 mel channel.
+  torch::Tensor prediction = torch::tensor({1.0f, 2.0f, 9.0f}).view({1, 3, 1});
+  torch::Tensor target = torch::tensor({0.0f, 4.0f, 0.0f}).view({1, 3, 1});
+  torch::Tensor lengths = torch::tensor({2}, torch::kInt64);
+  torch::Tensor gate = torch::tensor({{0.0f, 0.0f, 5.0f}});
+  torch::Tensor stop = torch::tensor({{0.0f, 1.0f, 1.0f}});
+  TacotronOutput out{prediction, prediction, gate, torch::full({1, 3, 2}, 0.5f), {}, lengths};
+  tts::config::TrainOptions train;
+  train.stop_pos_weight = 3.0;
+  auto mse = tts::model::compute_loss(out, {target, lengths, stop, {}}, torch::tensor({2}), train);
+  EXPECT_NEAR(mse.mel.item<double>(), (1.0 + 4.0) / 2, 1e-6);
+  // BCE(0, 0) = log 2; with pos_weight 3, BCE(0, 1) = 3 log 2.
+  EXPECT_NEAR(mse.gate.item<double>(), (std::log(2.0) + 3 * std::log(2.0)) / 2, 1e-6);
+  train.loss = "l1";
+  auto l1 = tts::model::compute_loss(out, {target, lengths, stop, {}}, torch::tensor({2}), train);
+  EXPECT_NEAR(l1.mel.item<double>(), (1.0 + 2.0) / 2, 1e-6);
+}
+
+TEST(Loss, GuidedAttentionWeightsAreZeroOnTheDiagonalAndOutsideTheLengths) {
+  torch::Tensor w = tts::model::guided_attention_weights(
+      torch::tensor({4}, torch::kInt64), torch::tensor({4}, torch::kInt64), 5, 6, 0.2);
+  EXPECT_EQ(w.sizes(), (std::vector<int64_t>{1, 5, 6}));
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(w[0][i][i].item<double>(), 0.0, 1e-7);
+  EXPECT_NEAR(w[0][0][3].item<double>(), 1 - std::exp(-0.5625 / 0.08), 1e-6);
+  EXPECT_EQ(w[0][4].abs().max().item<float>(), 0.0f);
+  EXPECT_EQ(w[0].narrow(1, 4, 2).abs().max().item<float>(), 0.0f);
+}
+
+TEST(Tacotron2, InferenceStopsAtTheGateAndReturnsLengths) {
+  for (int r : {1, 2, 3}) {
+    ModelOptions o = small_options(r, false);
+    o.max_decoder_steps = 6;
+    Tacotron2 model(o, kSymbols, kMels, kLinear);
+    model->eval();
+    torch::NoGradGuard no_grad;
+    Batch b = make_batch({5, 3}, {4, 4}, r, 4);
+    torch::Tensor& gate_bias = parameter(model, "decoder.gate_layer.bias");
+    torch::Tensor& gate_weight = parameter(model, "decoder.gate_layer.weight");
+    gate_weight.zero_();
+    // Never stops: max_decoder_steps steps of r frames.
+    gate_bias.fill_(-20);
+    TacotronOutput never = model->infer(b.text, b.text_lengths);
+    EXPECT_EQ(never.mel.size(1), 6 * r);
+    EXPECT_TRUE(torch::equal(never.mel_lengths, torch::full({2}, 6 * r, torch::kInt64)));
+    // Stops at the last frame of the first step.
+    gate_bias.fill_(-20);
+    gate_bias[r - 1].fill_(20);
+    TacotronOutput first = model->infer(b.text, b.text_lengths);
+    EXPECT_EQ(first.mel.size(1), r);
+    EXPECT_TRUE(torch::equal(first.mel_lengths, torch::full({2}, r, torch::kInt64)));
+    // Stops at the first frame of the first step: frames past it are zero.
+    gate_bias.fill_(20);
+    TacotronOutput immediate = model->infer(b.text, b.text_lengths);
+    EXPECT_TRUE(torch::equal(immediate.mel_lengths, torch::ones({2}, torch::kInt64)));
+    EXPECT_EQ(immediate.mel_postnet.narrow(1, 1, r - 1).abs().sum().item<float>(), 0.0f);
+  }
+}
+
+TEST(Tacotron2, InferenceStopsEachItemOnItsOwn) {
+  // The stop logit follows the attention context; items with different texts stop at different
+  // steps. Whatever the steps, each item's length is where its own stop probability first
+  // passed the threshold, and its frames after that are zero.
+  Tacotron2 model(without_dropout(small_options(1, false)), kSymbols, kMels, kLinear);
+  model->eval();
+  torch::NoGradGuard no_grad;
+  torch::manual_seed(11);
+  parameter(model, "decoder.gate_layer.weight").normal_(0, 1.0);
+  parameter(model, "decoder.gate_layer.bias").fill_(-1.0);
+  Batch b = make_batch({7, 2, 5}, {4, 4, 4}, 1, 12);
+  TacotronOutput out = model->infer(b.text, b.text_lengths);
+  torch::Tensor probabilities = torch::sigmoid(out.gate);
+  for (int64_t i = 0; i < 3; ++i) {
+    int64_t length = out.mel_lengths[i].item<int64_t>();
+    ASSERT_GE(length, 1);
+    ASSERT_LE(length, out.mel.size(1));
+    if (length > 1) {
+      EXPECT_LE(probabilities[i].narrow(0, 0, length - 1).max().item<double>(), 0.5);
+    }
+    if (length < 20) {
+      EXPECT_GT(probabilities[i][length - 1].item<double>(), 0.5);
+    }
+    if (length < out.mel.size(1)) {
+      EXPECT_EQ(
+          out.mel_postnet[i].narrow(0, length, out.mel.size(1) - length).abs().max().item<float>(),
+          0.0f);
+    }
+  }
+}
+
+TEST(Tacotron2, TeacherForcingOnInferredFramesReproducesInference) {
+  // The batched teacher-forced decoder (prenet and input projections for all steps at once)
+  // must compute exactly what step-by-step inference computes when fed the same frames.
+  for (int r : {1, 2}) {
+    ModelOptions o = without_dropout(small_options(r, true));
+    o.max_decoder_steps = 7;
+    Tacotron2 model(o, kSymbols, kMels, kLinear);
+    model->eval();
+    torch::NoGradGuard no_grad;
+    parameter(model, "decoder.gate_layer.bias").fill_(-30);
+    Batch b = make_batch({6, 4}, {4, 4}, r, 8);
+    TacotronOutput inferred = model->infer(b.text, b.text_lengths);
+    ASSERT_EQ(inferred.mel.size(1), 7 * r);
+    TacotronOutput forced =
+        model->forward(b.text, b.text_lengths, inferred.mel, inferred.mel_lengths);
+    EXPECT_TRUE(torch::allclose(forced.mel, inferred.mel, 1e-4, 1e-5)) << "r=" << r;
+    EXPECT_TRUE(torch::allclose(forced.mel_postnet, inferred.mel_postnet, 1e-4, 1e-5));
+    EXPECT_TRUE(torch::allclose(forced.gate, inferred.gate, 1e-4, 1e-5));
+    EXPECT_TRUE(torch::allclose(forced.alignments, inferred.alignments, 1e-4, 1e-6));
+    EXPECT_TRUE(torch::allclose(forced.linear, inferred.linear, 1e-4, 1e-5));
+  }
+}
+
+TEST(Tacotron2, DecoderCellsMatchTorchLSTMCell) {
+  // Our hand-applied LSTM cells hold torch::nn::LSTMCell's parameters with the same meaning:
+  // the first decoder step, whose inputs are all zero except the prenet output, equals
+  // torch::lstm_cell on the go frame's prenet output.
+  ModelOptions o = without_dropout(small_options(1, false));
+  tts::model::Decoder decoder(o, kMels);
+  decoder->eval();
+  torch::NoGradGuard no_grad;
+  torch::Tensor memory = torch::randn({1, 3, 16});
+  auto mask = tts::model::padding_mask(torch::tensor({3}, torch::kInt64), 3);
+  auto out = decoder(memory, mask, torch::randn({1, 1, kMels}));
+  auto p = decoder->named_parameters();
+  torch::Tensor go = torch::zeros({1, kMels});
+  torch::Tensor prenet = torch::relu(torch::mm(
+      torch::relu(torch::mm(go, p["prenet.layer0.weight"].t())), p["prenet.layer1.weight"].t()));
+  torch::Tensor zeros_att = torch::zeros({1, 20});
+  auto attention =
+      torch::lstm_cell(torch::cat({prenet, torch::zeros({1, 16})}, 1), {zeros_att, zeros_att},
+                       p["attention_rnn.weight_ih"], p["attention_rnn.weight_hh"],
+                       p["attention_rnn.bias_ih"], p["attention_rnn.bias_hh"]);
+  // With zero previous weights the location term vanishes: weights follow query and memory.
+  torch::Tensor query =
+      torch::mm(std::get<0>(attention), p["attention_layer.query_layer.weight"].t());
+  torch::Tensor keys = torch::matmul(memory, p["attention_layer.memory_layer.weight"].t());
+  torch::Tensor energies =
+      torch::matmul(torch::tanh(keys + query.unsqueeze(1)), p["attention_layer.v.weight"].t());
+  torch::Tensor weights = torch::softmax(energies.squeeze(2), 1);
+  EXPECT_TRUE(torch::allclose(out.alignments[0][0], weights[0], 1e-5, 1e-6));
+  torch::Tensor context = torch::mm(weights, memory[0]);
+  torch::Tensor zeros_dec = torch::zeros({1, 24});
+  auto decoder_cell =
+      torch::lstm_cell(torch::cat({std::get<0>(attention), context}, 1), {zeros_dec, zeros_dec},
+                       p["decoder_rnn.weight_ih"], p["decoder_rnn.weight_hh"],
+                       p["decoder_rnn.bias_ih"], p["decoder_rnn.bias_hh"]);
+  torch::Tensor mel =
+      torch::addmm(p["linear_projection.bias"], torch::cat({std::get<0>(decoder_cell), context}, 1),
+                   p["linear_projection.weight"].t());
+  EXPECT_TRUE(torch::allclose(out.mel[0], mel, 1e-5, 1e-6));
+}
+
+TEST(Tacotron2, GradientReachesEveryParameter) {
+  Tacotron2 model(small_options(2, true), kSymbols, kMels, kLinear);
+  Batch b = make_batch({6, 4}, {9, 7}, 2, 9);
+  tts::config::TrainOptions train;
+  train.guided_attention_weight = 1.0;
+  TacotronOutput out = model->forward(b.text, b.text_lengths, b.mel, b.mel_lengths);
+  tts::model::compute_loss(out, targets_of(b), b.text_lengths, train).total.backward();
+  for (const auto& item : model->named_parameters()) {
+    ASSERT_TRUE(item.value().grad().defined()) << item.key();
+    EXPECT_GT(item.value().grad().abs().sum().item<double>(), 0.0) << item.key();
+    EXPECT_TRUE(torch::isfinite(item.value().grad()).all().item<bool>()) << item.key();
+  }
+}
