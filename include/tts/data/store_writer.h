@@ -1,0 +1,101 @@
+// Writer of the feature store, the contract between `tts-train preprocess` and training:
+//
+//   FEATS/mels/ID.npy      [frames, n_mels] float32
+//   FEATS/linear/ID.npy    [frames, n_fft/2+1] float32, only when audio.linear is on
+//   FEATS/metadata.tsv     header "id n_frames n_samples mel linear text" (tab-separated); mel and
+//                          linear are paths relative to FEATS ("-" when absent); text is cleaned
+//   FEATS/train.tsv, val.tsv  the same columns, a deterministic split of metadata.tsv's rows
+//   FEATS/errors.tsv       header "line id reason": every input that was skipped
+//   FEATS/features.yaml    tts_train_version, the audio and text sections (as dump_sections()
+//                          writes them), counts {kept, skipped, frames, hours}, resampled_files
+//
+// Every file is written to a temporary name and renamed, so readers never see a partial file.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tts/config/config.h"
+
+namespace tts::audio {
+struct Features;
+}
+
+namespace tts::data {
+
+struct StoreRow {
+  std::string id;
+  int64_t n_frames = 0;
+  int64_t n_samples = 0;
+  std::string mel;     // relative to the store: "mels/ID.npy"
+  std::string linear;  // "linear/ID.npy", or "-"
+  std::string text;    // cleaned
+};
+
+struct StoreError {
+  int64_t line = 0;  // line of metadata.csv
+  std::string id;
+  std::string reason;
+};
+
+struct StoreCounts {
+  int64_t kept = 0;
+  int64_t skipped = 0;
+  int64_t frames = 0;
+  double hours = 0.0;
+  int64_t resampled_files = 0;
+};
+
+struct Split {
+  std::vector<StoreRow> train;
+  std::vector<StoreRow> val;
+};
+
+// A deterministic split: `val_size` rows (a count >= 1, or a fraction < 1 of the rows, rounded)
+// chosen by a seeded hash of each id, so the choice depends only on (ids, val_size, seed), not on
+// row order or the number of workers. At least one row stays in train. Both keep `rows`' order.
+Split split_train_val(const std::vector<StoreRow>& rows, double val_size, int64_t seed);
+
+// The text of metadata.tsv (also train.tsv and val.tsv) for `rows`, header included. Tabs and
+// line breaks inside text become spaces.
+std::string format_store_tsv(const std::vector<StoreRow>& rows);
+
+// The text of errors.tsv, header included.
+std::string format_errors_tsv(const std::vector<StoreError>& errors);
+
+// The text of features.yaml.
+std::string format_features_yaml(const config::Config& config, const StoreCounts& counts);
+
+class StoreWriter {
+ public:
+  // Creates `dir`, dir/mels and (with `with_linear`) dir/linear. Throws tts::Error.
+  StoreWriter(std::string dir, bool with_linear);
+
+  const std::string& dir() const { return dir_; }
+  bool with_linear() const { return with_linear_; }
+  static std::string mel_path(const std::string& id) { return "mels/" + id + ".npy"; }
+  static std::string linear_path(const std::string& id) { return "linear/" + id + ".npy"; }
+
+  // Writes the utterance's arrays (atomically) and returns its row. Thread-safe (one id per
+  // call). Throws tts::Error when `features` lack a linear spectrogram the store needs, or a
+  // write fails.
+  StoreRow write_utterance(const std::string& id, const audio::Features& features,
+                           const std::string& text) const;
+
+  // metadata.tsv, train.tsv and val.tsv.
+  void write_metadata(const std::vector<StoreRow>& rows, const Split& split) const;
+  void write_errors(const std::vector<StoreError>& errors) const;
+  void write_features_yaml(const config::Config& config, const StoreCounts& counts) const;
+
+  // Removes features.yaml and the tables, marking the store incomplete while it is rewritten.
+  void remove_tables() const;
+  // Removes temporary files ("ID.npy.tmp.PID") that a killed run left behind.
+  void remove_temporaries() const;
+
+ private:
+  std::string dir_;
+  bool with_linear_;
+};
+
+}  // namespace tts::data

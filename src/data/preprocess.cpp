@@ -1,0 +1,441 @@
+#include "tts/data/preprocess.h"
+
+#include <ATen/Parallel.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "tts/audio/audio_io.h"
+#include "tts/audio/audio_processor.h"
+#include "tts/core/error.h"
+#include "tts/core/fs.h"
+#include "tts/core/logging.h"
+#include "tts/core/timer.h"
+#include "tts/data/ljspeech.h"
+#include "tts/data/store_writer.h"
+#include "tts/text/text_processor.h"
+
+namespace tts::data {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr char kStateDir[] = ".preprocess";
+constexpr char kSettingsFile[] = "audio.yaml";
+constexpr char kJournalFile[] = "done.tsv";
+
+// Identifies a WAV file's content cheaply: a changed file has a new size or modification time.
+struct WavStamp {
+  int64_t size = 0;
+  int64_t mtime = 0;
+  bool operator==(const WavStamp& other) const {
+    return size == other.size && mtime == other.mtime;
+  }
+};
+
+std::optional<WavStamp> stamp_of(const std::string& path) {
+  std::error_code error;
+  if (!fs::is_regular_file(path, error)) return std::nullopt;
+  auto size = fs::file_size(path, error);
+  if (error) return std::nullopt;
+  auto mtime = fs::last_write_time(path, error);
+  if (error) return std::nullopt;
+  return WavStamp{static_cast<int64_t>(size),
+                  static_cast<int64_t>(mtime.time_since_epoch().count())};
+}
+
+struct JournalRecord {
+  int64_t n_frames = 0;
+  int64_t n_samples = 0;
+  int64_t original_rate = 0;
+  WavStamp stamp;
+};
+
+// FEATS/.preprocess/done.tsv: one line per finished utterance, appended once its arrays are in
+// place ("id n_frames n_samples original_rate wav_size wav_mtime"). A line cut short by a kill
+// does not parse and is ignored.
+class Journal {
+ public:
+  Journal(const std::string& path, bool keep_records) : path_(path) {
+    if (keep_records) {
+      std::ifstream in(path);
+      std::string line;
+      while (std::getline(in, line)) parse(line);
+    }
+    out_.open(path, keep_records ? std::ios::app : std::ios::trunc);
+    TTS_CHECK(out_.good(), "cannot write '{}': {}", path, std::strerror(errno));
+  }
+
+  const JournalRecord* find(const std::string& id) const {
+    auto found = records_.find(id);
+    return found == records_.end() ? nullptr : &found->second;
+  }
+
+  void append(const std::string& id, const JournalRecord& record) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    out_ << fmt::format("{}\t{}\t{}\t{}\t{}\t{}\n", id, record.n_frames, record.n_samples,
+                        record.original_rate, record.stamp.size, record.stamp.mtime)
+         << std::flush;
+    TTS_CHECK(out_.good(), "cannot write '{}': {}", path_, std::strerror(errno));
+  }
+
+ private:
+  void parse(const std::string& line) {
+    std::istringstream fields(line);
+    std::string id;
+    JournalRecord record;
+    std::string rest;
+    if (fields >> id >> record.n_frames >> record.n_samples >> record.original_rate >>
+            record.stamp.size >> record.stamp.mtime &&
+        !(fields >> rest)) {
+      records_[id] = record;
+    }
+  }
+
+  std::string path_;
+  std::unordered_map<std::string, JournalRecord> records_;
+  std::mutex mutex_;
+  std::ofstream out_;
+};
+
+// "key: value" pairs of a dump_sections() text (comments dropped).
+std::map<std::string, std::string> settings_values(const std::string& dump) {
+  std::map<std::string, std::string> values;
+  std::istringstream in(dump);
+  std::string section;
+  std::string line;
+  while (std::getline(in, line)) {
+    size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    if (line[0] != ' ') {
+      section = line.substr(0, colon);
+      continue;
+    }
+    std::string value = line.substr(colon + 1);
+    value = value.substr(0, value.find(" #"));
+    size_t begin = value.find_first_not_of(' ');
+    size_t end = value.find_last_not_of(' ');
+    value = begin == std::string::npos ? "" : value.substr(begin, end - begin + 1);
+    values[section + "." + line.substr(line.find_first_not_of(' '), colon - 2)] = value;
+  }
+  return values;
+}
+
+std::string describe_changes(const std::string& before, const std::string& after) {
+  auto old_values = settings_values(before);
+  auto new_values = settings_values(after);
+  std::vector<std::string> changes;
+  for (const auto& [key, value] : new_values) {
+    auto old = old_values.find(key);
+    std::string old_value = old == old_values.end() ? "(unset)" : old->second;
+    if (old_value != value) changes.push_back(fmt::format("{}: {} -> {}", key, old_value, value));
+  }
+  return changes.empty() ? "the tool's settings format"
+                         : fmt::format("{}", fmt::join(changes, ", "));
+}
+
+// Compares the audio settings with those of an earlier run into the same store. Returns whether
+// that run's features can be reused; when they cannot, removes them (saying why).
+bool check_earlier_run(const std::string& output_dir, const config::Config& config) {
+  fs::path state = fs::path(output_dir) / kStateDir;
+  fs::path settings_path = state / kSettingsFile;
+  std::string settings = config::dump_sections(config, {"audio"});
+  std::error_code error;
+  bool reusable = false;
+  if (fs::is_regular_file(settings_path, error)) {
+    std::string earlier = read_file(settings_path.string());
+    reusable = earlier == settings;
+    if (!reusable) {
+      log::get("data")->info(
+          "the audio settings differ from the earlier run into '{}' ({}); recomputing the features "
+          "of every utterance",
+          output_dir, describe_changes(earlier, settings));
+      fs::remove_all(fs::path(output_dir) / "mels", error);
+      fs::remove_all(fs::path(output_dir) / "linear", error);
+    }
+  }
+  fs::create_directories(state, error);
+  TTS_CHECK(!error, "cannot create '{}': {}", state.string(), error.message());
+  if (!reusable) {
+    fs::remove(state / kJournalFile, error);
+    write_file_atomic(settings_path.string(), settings);
+  }
+  return reusable;
+}
+
+struct Outcome {
+  bool kept = false;
+  bool reused = false;
+  StoreRow row;
+  std::string reason;  // "category: details" when skipped
+  int64_t original_rate = 0;
+};
+
+// Everything one utterance needs; shared by the worker threads (read-only but for the journal).
+struct Job {
+  const config::Config& config;
+  const std::string& input_dir;
+  const text::TextProcessor& text;
+  const StoreWriter& writer;
+  Journal& journal;
+  bool reuse;
+};
+
+Outcome skip(std::string reason) {
+  Outcome outcome;
+  outcome.reason = std::move(reason);
+  return outcome;
+}
+
+bool too_long(const config::Config& config, int64_t n_samples) {
+  return static_cast<double>(n_samples) > config.data.max_seconds * config.audio.sample_rate;
+}
+
+std::string too_long_reason(const config::Config& config, int64_t n_samples) {
+  return fmt::format("too long: {:.2f} s after trimming, more than data.max_seconds = {}",
+                     static_cast<double>(n_samples) / config.audio.sample_rate,
+                     config.data.max_seconds);
+}
+
+Outcome process(const Job& job, const audio::AudioProcessor& audio, const MetadataEntry& entry) {
+  const auto& options = job.config.audio;
+  std::string cleaned;
+  std::vector<int64_t> ids;
+  try {
+    cleaned = job.text.clean(entry.text);
+    ids = job.text.to_ids(cleaned);
+  } catch (const Error& e) {
+    return skip(fmt::format("bad transcript: {}", e.what()));
+  }
+  if (ids.size() <= 1) {
+    return skip(
+        fmt::format("empty transcript: nothing is left of \"{}\" after cleaning", entry.text));
+  }
+  std::string wav = ljspeech_wav_path(job.input_dir, entry.id);
+  std::optional<WavStamp> stamp = stamp_of(wav);
+  if (!stamp) return skip(fmt::format("missing wav: no file '{}'", wav));
+
+  Outcome outcome;
+  const JournalRecord* record = job.reuse ? job.journal.find(entry.id) : nullptr;
+  fs::path store(job.writer.dir());
+  std::error_code error;
+  if (record != nullptr && record->stamp == *stamp &&
+      fs::is_regular_file(store / StoreWriter::mel_path(entry.id), error) &&
+      (!options.linear || fs::is_regular_file(store / StoreWriter::linear_path(entry.id), error))) {
+    outcome.row = {entry.id,
+                   record->n_frames,
+                   record->n_samples,
+                   StoreWriter::mel_path(entry.id),
+                   options.linear ? StoreWriter::linear_path(entry.id) : "-",
+                   cleaned};
+    outcome.original_rate = record->original_rate;
+    outcome.reused = true;
+  } else {
+    audio::Features features;
+    int original_rate = 0;
+    try {
+      std::vector<float> samples = audio::read_audio(wav, options, &original_rate);
+      if (static_cast<int64_t>(samples.size()) < options.n_fft) {
+        return skip(
+            fmt::format("too short: '{}' has {} samples, fewer than one frame "
+                        "(audio.n_fft = {})",
+                        wav, samples.size(), options.n_fft));
+      }
+      features = audio.compute(samples, options.linear);
+    } catch (const std::exception& e) {
+      std::string message = e.what();
+      if (message.find(wav) == std::string::npos) message = wav + ": " + message;
+      return skip("bad audio: " + message);
+    }
+    if (features.mel.size(0) < 1) {
+      return skip(fmt::format("too short: '{}' gives no frame after trimming", wav));
+    }
+    if (too_long(job.config, features.n_samples)) {
+      return skip(too_long_reason(job.config, features.n_samples));
+    }
+    outcome.row = job.writer.write_utterance(entry.id, features, cleaned);
+    outcome.original_rate = original_rate;
+    job.journal.append(entry.id,
+                       {outcome.row.n_frames, outcome.row.n_samples, original_rate, *stamp});
+  }
+  if (too_long(job.config, outcome.row.n_samples)) {
+    return skip(too_long_reason(job.config, outcome.row.n_samples));
+  }
+  outcome.kept = true;
+  return outcome;
+}
+
+std::string category(const std::string& reason) { return reason.substr(0, reason.find(':')); }
+
+// Restores torch's intra-op thread count when preprocessing ends.
+class SingleThreadedTorch {
+ public:
+  SingleThreadedTorch() : previous_(at::get_num_threads()) { at::set_num_threads(1); }
+  ~SingleThreadedTorch() { at::set_num_threads(previous_); }
+  SingleThreadedTorch(const SingleThreadedTorch&) = delete;
+  SingleThreadedTorch& operator=(const SingleThreadedTorch&) = delete;
+
+ private:
+  int previous_;
+};
+
+}  // namespace
+
+PreprocessSummary preprocess_ljspeech(const config::Config& config,
+                                      const PreprocessRequest& request) {
+  TTS_USAGE_CHECK(!request.input_dir.empty(), "preprocess: no input corpus; pass --input DIR");
+  TTS_USAGE_CHECK(!request.output_dir.empty(), "preprocess: no output store; pass --output DIR");
+  std::error_code error;
+  TTS_USAGE_CHECK(!fs::equivalent(request.input_dir, request.output_dir, error),
+                  "preprocess: --output '{}' is the input corpus; choose another directory",
+                  request.output_dir);
+  Stopwatch watch;
+  auto logger = log::get("data");
+  Metadata metadata = read_ljspeech_metadata(request.input_dir);
+  PreprocessSummary summary;
+  summary.inputs = static_cast<int64_t>(metadata.entries.size() + metadata.problems.size());
+  TTS_CHECK(summary.inputs > 0, "'{}/metadata.csv' lists no utterance", request.input_dir);
+
+  text::TextProcessor text(config.text);
+  std::vector<std::unique_ptr<audio::AudioProcessor>> audio;
+  int workers =
+      request.workers > 0 ? request.workers : static_cast<int>(std::thread::hardware_concurrency());
+  workers = std::clamp<int>(workers, 1, std::max<int>(1, metadata.entries.size()));
+  for (int w = 0; w < workers; ++w) {
+    audio.push_back(std::make_unique<audio::AudioProcessor>(config.audio));
+  }
+
+  bool reuse = check_earlier_run(request.output_dir, config);
+  StoreWriter writer(request.output_dir, config.audio.linear);
+  writer.remove_temporaries();
+  writer.remove_tables();
+  Journal journal((fs::path(request.output_dir) / kStateDir / kJournalFile).string(), reuse);
+  Job job{config, request.input_dir, text, writer, journal, reuse};
+
+  logger->info("preprocessing {} utterances from '{}' into '{}' with {} workers",
+               metadata.entries.size(), request.input_dir, request.output_dir, workers);
+  std::vector<Outcome> outcomes(metadata.entries.size());
+  std::atomic<size_t> next{0};
+  std::atomic<int64_t> finished{0};
+  std::atomic<bool> failed{false};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto stop_requested = [&] {
+    return failed.load() || (request.stop != nullptr && request.stop->load());
+  };
+  {
+    SingleThreadedTorch single_threaded;
+    std::vector<std::thread> threads;
+    for (int w = 0; w < workers; ++w) {
+      threads.emplace_back([&, w] {
+        while (!stop_requested()) {
+          size_t index = next++;
+          if (index >= outcomes.size()) return;
+          try {
+            outcomes[index] = process(job, *audio[static_cast<size_t>(w)], metadata.entries[index]);
+          } catch (...) {  // the store cannot be written: stop everything
+            std::lock_guard<std::mutex> lock(failure_mutex);
+            if (!failure) failure = std::current_exception();
+            failed = true;
+            return;
+          }
+          ++finished;
+        }
+      });
+    }
+    Progress progress("clips", static_cast<int64_t>(outcomes.size()), logger);
+    int64_t reported = 0;
+    while (reported < static_cast<int64_t>(outcomes.size()) && !stop_requested()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      int64_t now = finished.load();
+      if (now > reported) progress.advance(now - reported);
+      reported = now;
+    }
+    for (auto& thread : threads) thread.join();
+    if (finished.load() > reported) progress.advance(finished.load() - reported);
+    progress.finish();
+  }
+  if (failure) std::rethrow_exception(failure);
+  if (finished.load() < static_cast<int64_t>(outcomes.size())) {
+    summary.interrupted = true;
+    summary.seconds = watch.seconds();
+    logger->warn(
+        "interrupted after {} of {} utterances; the finished ones are kept: rerun the same command "
+        "to complete the store",
+        finished.load(), outcomes.size());
+    return summary;
+  }
+
+  std::vector<StoreRow> rows;
+  std::vector<StoreError> errors;
+  for (const auto& problem : metadata.problems) {
+    errors.push_back({problem.line, problem.id, problem.reason});
+  }
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    const Outcome& outcome = outcomes[i];
+    if (!outcome.kept) {
+      errors.push_back({metadata.entries[i].line, metadata.entries[i].id, outcome.reason});
+      continue;
+    }
+    rows.push_back(outcome.row);
+    summary.reused += outcome.reused ? 1 : 0;
+    summary.frames += outcome.row.n_frames;
+    summary.hours += static_cast<double>(outcome.row.n_samples) / config.audio.sample_rate / 3600;
+    summary.resampled_files += outcome.original_rate != config.audio.sample_rate ? 1 : 0;
+  }
+  std::stable_sort(errors.begin(), errors.end(),
+                   [](const StoreError& a, const StoreError& b) { return a.line < b.line; });
+  for (const auto& e : errors) ++summary.skipped_by_reason[category(e.reason)];
+  summary.kept = static_cast<int64_t>(rows.size());
+  summary.skipped = static_cast<int64_t>(errors.size());
+
+  writer.write_errors(errors);
+  writer.write_metadata(rows, split_train_val(rows, config.data.val_size, config.data.split_seed));
+  text.report();
+
+  std::vector<std::string> reasons;
+  for (const auto& [reason, count] : summary.skipped_by_reason) {
+    reasons.push_back(fmt::format("{} {}", count, reason));
+  }
+  summary.seconds = watch.seconds();
+  logger->info(
+      "kept {} of {} utterances ({} reused from an earlier run); skipped {}{}; {:.2f} h of audio, "
+      "{} frames, {} files resampled; {} ({:.1f} clips/s, {} workers)",
+      summary.kept, summary.inputs, summary.reused, summary.skipped,
+      reasons.empty() ? "" : fmt::format(" ({})", fmt::join(reasons, ", ")), summary.hours,
+      summary.frames, summary.resampled_files, format_duration(summary.seconds),
+      static_cast<double>(outcomes.size()) / std::max(summary.seconds, 1e-9), workers);
+  if (summary.skipped > 0) {
+    logger->warn("skipped inputs are listed with their reasons in '{}'",
+                 (fs::path(request.output_dir) / "errors.tsv").string());
+  }
+
+  TTS_CHECK(summary.kept > 0,
+            "preprocess: none of the {} inputs was kept; '{}' gives the reason for each",
+            summary.inputs, (fs::path(request.output_dir) / "errors.tsv").string());
+  double skipped_fraction =
+      static_cast<double>(summary.skipped) / static_cast<double>(summary.inputs);
+  TTS_CHECK(skipped_fraction <= config.data.max_skip_fraction,
+            "preprocess: {} of {} inputs ({:.1f}%) were skipped, more than data.max_skip_fraction "
+            "= {} allows; see '{}' for each reason, then fix the corpus or raise the limit (--set "
+            "data.max_skip_fraction=...). features.yaml was not written, so the store cannot be "
+            "trained on yet",
+            summary.skipped, summary.inputs, 100 * skipped_fraction, config.data.max_skip_fraction,
+            (fs::path(request.output_dir) / "errors.tsv").string());
+  writer.write_features_yaml(config, {summary.kept, summary.skipped, summary.frames, summary.hours,
+                                      summary.resampled_files});
+  return summary;
+}
+
+}  // namespace tts::data

@@ -1,0 +1,170 @@
+#include "tts/data/store_writer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <numeric>
+
+#include "tts/audio/audio_processor.h"
+#include "tts/core/error.h"
+#include "tts/core/fs.h"
+#include "tts/core/logging.h"
+#include "tts/core/npy.h"
+
+namespace tts::data {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr const char* kTables[] = {"features.yaml", "metadata.tsv", "train.tsv", "val.tsv",
+                                   "errors.tsv"};
+
+std::string tsv_field(const std::string& text) {
+  std::string out = text;
+  for (char& c : out) {
+    if (c == '\t' || c == '\n' || c == '\r') c = ' ';
+  }
+  return out;
+}
+
+// splitmix64's finalizer: a well-mixed 64-bit hash of `x`.
+uint64_t mix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+uint64_t hash_id(const std::string& id, int64_t seed) {
+  uint64_t hash = 0xCBF29CE484222325ULL;  // FNV-1a
+  for (unsigned char c : id) hash = (hash ^ c) * 0x100000001B3ULL;
+  return mix(hash ^ mix(static_cast<uint64_t>(seed)));
+}
+
+void write_tensor(const std::string& path, const torch::Tensor& tensor) {
+  torch::Tensor contiguous = tensor.to(torch::kFloat32).contiguous();
+  write_npy(path, contiguous.data_ptr<float>(),
+            std::vector<int64_t>(contiguous.sizes().begin(), contiguous.sizes().end()));
+}
+
+}  // namespace
+
+Split split_train_val(const std::vector<StoreRow>& rows, double val_size, int64_t seed) {
+  auto n = static_cast<int64_t>(rows.size());
+  int64_t wanted = val_size < 1 ? std::llround(val_size * static_cast<double>(n))
+                                : static_cast<int64_t>(val_size);
+  int64_t count = std::clamp<int64_t>(wanted, 0, std::max<int64_t>(n - 1, 0));
+  if (count < wanted) {
+    log::get("data")->warn(
+        "data.val_size asks for {} validation utterances but only {} were kept; using {} so that "
+        "training keeps at least one",
+        wanted, n, count);
+  }
+  std::vector<size_t> order(rows.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::vector<uint64_t> keys(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) keys[i] = hash_id(rows[i].id, seed);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return keys[a] != keys[b] ? keys[a] < keys[b] : rows[a].id < rows[b].id;
+  });
+  std::vector<bool> in_val(rows.size(), false);
+  for (int64_t k = 0; k < count; ++k) in_val[order[static_cast<size_t>(k)]] = true;
+  Split split;
+  for (size_t i = 0; i < rows.size(); ++i) (in_val[i] ? split.val : split.train).push_back(rows[i]);
+  return split;
+}
+
+std::string format_store_tsv(const std::vector<StoreRow>& rows) {
+  std::string out = "id\tn_frames\tn_samples\tmel\tlinear\ttext\n";
+  for (const auto& row : rows) {
+    out += fmt::format("{}\t{}\t{}\t{}\t{}\t{}\n", row.id, row.n_frames, row.n_samples, row.mel,
+                       row.linear, tsv_field(row.text));
+  }
+  return out;
+}
+
+std::string format_errors_tsv(const std::vector<StoreError>& errors) {
+  std::string out = "line\tid\treason\n";
+  for (const auto& error : errors) {
+    out += fmt::format("{}\t{}\t{}\n", error.line, tsv_field(error.id), tsv_field(error.reason));
+  }
+  return out;
+}
+
+std::string format_features_yaml(const config::Config& config, const StoreCounts& counts) {
+  return fmt::format(
+      "tts_train_version: {}\n{}counts: {{kept: {}, skipped: {}, frames: {}, hours: "
+      "{:.6f}}}\nresampled_files: {}\n",
+      TTS_VERSION, config::dump_sections(config, {"audio", "text"}), counts.kept, counts.skipped,
+      counts.frames, counts.hours, counts.resampled_files);
+}
+
+StoreWriter::StoreWriter(std::string dir, bool with_linear)
+    : dir_(std::move(dir)), with_linear_(with_linear) {
+  std::error_code error;
+  fs::create_directories(fs::path(dir_) / "mels", error);
+  if (!error && with_linear_) fs::create_directories(fs::path(dir_) / "linear", error);
+  TTS_CHECK(!error, "cannot create the feature store '{}': {}", dir_, error.message());
+}
+
+StoreRow StoreWriter::write_utterance(const std::string& id, const audio::Features& features,
+                                      const std::string& text) const {
+  TTS_CHECK(features.mel.dim() == 2, "{}: mel has {} dimensions, expected [frames, n_mels]", id,
+            features.mel.dim());
+  StoreRow row{id, features.mel.size(0), features.n_samples, mel_path(id), "-", text};
+  if (with_linear_) {
+    TTS_CHECK(features.linear.defined() && features.linear.size(0) == row.n_frames,
+              "{}: the store has linear spectrograms (audio.linear: true) but none with {} frames "
+              "was computed",
+              id, row.n_frames);
+    row.linear = linear_path(id);
+    write_tensor((fs::path(dir_) / row.linear).string(), features.linear);
+  }
+  // The mel is written last: its presence marks a finished utterance.
+  write_tensor((fs::path(dir_) / row.mel).string(), features.mel);
+  return row;
+}
+
+void StoreWriter::write_metadata(const std::vector<StoreRow>& rows, const Split& split) const {
+  write_file_atomic((fs::path(dir_) / "train.tsv").string(), format_store_tsv(split.train));
+  write_file_atomic((fs::path(dir_) / "val.tsv").string(), format_store_tsv(split.val));
+  write_file_atomic((fs::path(dir_) / "metadata.tsv").string(), format_store_tsv(rows));
+}
+
+void StoreWriter::write_errors(const std::vector<StoreError>& errors) const {
+  write_file_atomic((fs::path(dir_) / "errors.tsv").string(), format_errors_tsv(errors));
+}
+
+void StoreWriter::write_features_yaml(const config::Config& config,
+                                      const StoreCounts& counts) const {
+  write_file_atomic((fs::path(dir_) / "features.yaml").string(),
+                    format_features_yaml(config, counts));
+}
+
+void StoreWriter::remove_tables() const {
+  for (const char* name : kTables) {
+    std::error_code error;
+    fs::remove(fs::path(dir_) / name, error);
+  }
+}
+
+void StoreWriter::remove_temporaries() const {
+  int64_t removed = 0;
+  for (const char* sub : {"", "mels", "linear"}) {
+    fs::path folder = fs::path(dir_) / sub;
+    std::error_code error;
+    if (!fs::is_directory(folder, error)) continue;
+    for (const auto& entry : fs::directory_iterator(folder, error)) {
+      if (entry.path().filename().string().find(".tmp.") != std::string::npos &&
+          entry.is_regular_file(error)) {
+        removed += fs::remove(entry.path(), error) ? 1 : 0;
+      }
+    }
+  }
+  if (removed > 0) {
+    log::get("data")->info("removed {} temporary files left by an interrupted run", removed);
+  }
+}
+
+}  // namespace tts::data
