@@ -66,6 +66,12 @@ MelFilterbank::MelFilterbank(int sample_rate, int n_fft, int n_mels, double fmin
       const double falling = (edges[m + 2] - f) / upper_width;
       weights[m][k] = static_cast<float>(std::max(0.0, std::min(rising, falling)) * scale);
     }
+    int64_t begin = 0;
+    while (begin < n_bins && weights[m][begin] == 0.f) ++begin;
+    int64_t end = n_bins;
+    while (end > begin && weights[m][end - 1] == 0.f) --end;
+    band_begin_.push_back(begin);
+    band_end_.push_back(end);
   }
 }
 
@@ -77,7 +83,27 @@ torch::Tensor MelFilterbank::apply(const torch::Tensor& spectrum) const {
   TTS_CHECK(spectrum.dim() == 2 && spectrum.size(1) == basis_.size(1),
             "mel filterbank: expected a [frames, {}] spectrogram, found shape {}", basis_.size(1),
             spectrum.sizes().vec());
-  return torch::matmul(spectrum, basis_.to(spectrum.device()).t());
+  if (!spectrum.device().is_cpu() || spectrum.scalar_type() != torch::kFloat32) {
+    return torch::matmul(spectrum, basis_.to(spectrum.device(), spectrum.scalar_type()).t());
+  }
+  const torch::Tensor input = spectrum.contiguous();
+  const int64_t frames = input.size(0);
+  const int64_t n_bins = basis_.size(1);
+  const int64_t n_mels = basis_.size(0);
+  torch::Tensor mel = torch::empty({frames, n_mels}, torch::kFloat32);
+  const float* in = input.data_ptr<float>();
+  const float* weights = basis_.data_ptr<float>();
+  float* out = mel.data_ptr<float>();
+  for (int64_t t = 0; t < frames; ++t) {
+    const float* frame = in + t * n_bins;
+    for (int64_t m = 0; m < n_mels; ++m) {
+      const float* filter = weights + m * n_bins;
+      float sum = 0.f;
+      for (int64_t k = band_begin_[m]; k < band_end_[m]; ++k) sum += filter[k] * frame[k];
+      out[t * n_mels + m] = sum;
+    }
+  }
+  return mel;
 }
 
 torch::Tensor MelFilterbank::to_linear(const torch::Tensor& mel, const std::string& method) const {

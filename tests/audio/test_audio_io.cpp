@@ -44,7 +44,9 @@ void expect_error_naming(const std::string& path, F f, const std::string& also =
     ADD_FAILURE() << path << ": expected tts::Error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
-    if (!also.empty()) EXPECT_NE(std::string(e.what()).find(also), std::string::npos) << e.what();
+    if (!also.empty()) {
+      EXPECT_NE(std::string(e.what()).find(also), std::string::npos) << e.what();
+    }
   }
 }
 

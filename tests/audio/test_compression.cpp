@@ -54,8 +54,8 @@ TEST(Compression, DbAsymmetricAndUnclippedAndUnnormalized) {
   // S = 1: 4 * 80/100 = 3.2.
   EXPECT_NEAR(Compression(o).compress(torch::tensor({1.0f}))[0].item<float>(), 3.2, 1e-5);
   o.allow_clipping = false;
-  // S = 10^6: 4 * 220/100 = 8.8, kept.
-  EXPECT_NEAR(Compression(o).compress(torch::tensor({1e6f}))[0].item<float>(), 8.8, 1e-4);
+  // S = 10^6: D = 100 dB; 4 * 200/100 = 8, kept.
+  EXPECT_NEAR(Compression(o).compress(torch::tensor({1e6f}))[0].item<float>(), 8.0, 1e-4);
   o.signal_normalization = false;
   Compression plain(o);
   EXPECT_NEAR(plain.compress(torch::tensor({1.0f}))[0].item<float>(), -20.0, 1e-5);

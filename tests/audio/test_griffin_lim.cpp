@@ -11,9 +11,15 @@
 namespace tts::audio {
 namespace {
 
-// Bounds measured on the reference chirps (see the values in the failure messages), with margin.
-constexpr double kSpectralConvergenceBound = 0.2;
-constexpr double kMelRoundTripBound = 0.3;
+// Bounds on spectral convergence, set about 1.5x above what was measured on the reference chirps
+// (libtorch 1.13.1 CPU): 0.031 for 60 iterations on the magnitude; through the mel target and
+// back, 0.056 for NVIDIA's (magnitude mel) and 0.142 for Rayhane's (power mel, where relative
+// errors double).
+constexpr double kSpectralConvergenceBound = 0.05;
+struct RoundTripCase {
+  std::string name;
+  double bound;
+};
 
 torch::Tensor chirp(const config::AudioOptions& options) {
   std::vector<float> y = read_audio(testing::data_path("chirp_nvidia.wav"), options);
@@ -46,13 +52,13 @@ TEST(GriffinLim, IsReproducible) {
 }
 
 // The whole inverse path: mel target -> waveform -> mel target again, for both configurations.
-class MelRoundTrip : public ::testing::TestWithParam<std::string> {};
+class MelRoundTrip : public ::testing::TestWithParam<RoundTripCase> {};
 
 TEST_P(MelRoundTrip, MelOfTheReconstructionIsCloseToTheTarget) {
-  config::AudioOptions options = testing::reference_options(GetParam());
+  config::AudioOptions options = testing::reference_options(GetParam().name);
   options.griffin_lim_power = 1.0;  // keep the level so the two mels are comparable
   AudioProcessor processor(options);
-  Features features = processor.compute_file(testing::data_path(GetParam() + ".wav"), false);
+  Features features = processor.compute_file(testing::data_path(GetParam().name + ".wav"), false);
   std::vector<float> wav = processor.mel_to_wav(features.mel);
   config::AudioOptions untrimmed = options;
   untrimmed.trim = false;
@@ -61,11 +67,12 @@ TEST_P(MelRoundTrip, MelOfTheReconstructionIsCloseToTheTarget) {
   const Compression& compression = processor.compression();
   const double convergence =
       spectral_convergence(compression.decompress(again.mel), compression.decompress(features.mel));
-  EXPECT_LT(convergence, kMelRoundTripBound) << convergence;
+  EXPECT_LT(convergence, GetParam().bound) << convergence;
 }
 
 INSTANTIATE_TEST_SUITE_P(Configurations, MelRoundTrip,
-                         ::testing::Values("chirp_nvidia", "chirp_rayhane"));
+                         ::testing::Values(RoundTripCase{"chirp_nvidia", 0.08},
+                                           RoundTripCase{"chirp_rayhane", 0.2}));
 
 }  // namespace
 }  // namespace tts::audio

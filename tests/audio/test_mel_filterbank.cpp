@@ -69,7 +69,9 @@ TEST_P(Filterbank, UnnormalizedTrianglesSumToOneInsideTheRange) {
       EXPECT_NEAR(column_sums[k].item<double>(), 1.0, 1e-6) << "bin " << k;
       ++checked;
     }
-    if (f < e[0] || f > e.back()) EXPECT_EQ(column_sums[k].item<double>(), 0.0) << "bin " << k;
+    if (f < e[0] || f > e.back()) {
+      EXPECT_EQ(column_sums[k].item<double>(), 0.0) << "bin " << k;
+    }
   }
   EXPECT_GT(checked, 10);
   // Each filter is a triangle rising from edge m to m+1, falling to m+2, peaking at 1.
