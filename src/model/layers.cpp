@@ -46,18 +46,6 @@ torch::Tensor valid_multiplier(const torch::Tensor& lengths, int64_t max_length,
   return padding_mask(lengths, max_length).logical_not().unsqueeze(1).to(options);
 }
 
-// i, f, g, o gates [B, 4H] and cell [B, H] -> (h, c).
-std::pair<torch::Tensor, torch::Tensor> lstm_pointwise(const torch::Tensor& gates,
-                                                       const torch::Tensor& cell) {
-  auto chunks = gates.chunk(4, 1);
-  torch::Tensor in = chunks[0].sigmoid();
-  torch::Tensor forget = chunks[1].sigmoid();
-  torch::Tensor candidate = chunks[2].tanh();
-  torch::Tensor out = chunks[3].sigmoid();
-  torch::Tensor c = torch::addcmul(forget * cell, in, candidate);
-  return {out * c.tanh(), c};
-}
-
 // pack_padded_sequence + RNN + pad_packed_sequence back to [B, T, C] with the original T.
 template <class Rnn>
 torch::Tensor run_packed(Rnn& rnn, const torch::Tensor& x, const torch::Tensor& lengths) {
@@ -200,6 +188,12 @@ DecoderImpl::DecoderImpl(const config::ModelOptions& options, int64_t n_mels)
       register_module("gate_layer", make_linear(decoder_rnn_dim_ + encoder_dim_, r_, true, 1.0));
 }
 
+std::vector<torch::Tensor> DecoderImpl::dropout_masks(double p, std::vector<int64_t> shape,
+                                                      const torch::TensorOptions& options) {
+  if (!is_training() || p == 0) return std::vector<torch::Tensor>(shape[0]);
+  return torch::empty(shape, options).bernoulli_(1 - p).div_(1 - p).unbind(0);
+}
+
 DecoderImpl::StepContext DecoderImpl::step_context(const torch::Tensor& memory,
                                                    const torch::Tensor& mask) {
   StepContext c;
@@ -233,11 +227,12 @@ torch::Tensor DecoderImpl::attention_input_gates(const torch::Tensor& prenet_out
 }
 
 torch::Tensor DecoderImpl::step(const StepContext& c, const torch::Tensor& input_gates,
-                                DecoderState& s) {
+                                const torch::Tensor& attention_mask,
+                                const torch::Tensor& decoder_mask, DecoderState& s) {
   torch::Tensor attention_gates =
       torch::addmm(input_gates, torch::cat({s.context, s.attention_h}, 1), c.attention_weight_t);
-  std::tie(s.attention_h, s.attention_c) = lstm_pointwise(attention_gates, s.attention_c);
-  s.attention_h = maybe_dropout(s.attention_h, p_attention_dropout_, is_training());
+  std::tie(s.attention_h, s.attention_c) =
+      lstm_cell_pointwise(attention_gates, s.attention_c, attention_mask);
 
   torch::Tensor weights;
   std::tie(s.context, weights) = attention_layer_->step(
@@ -247,8 +242,8 @@ torch::Tensor DecoderImpl::step(const StepContext& c, const torch::Tensor& input
 
   torch::Tensor decoder_gates = torch::addmm(
       c.decoder_bias, torch::cat({s.attention_h, s.context, s.decoder_h}, 1), c.decoder_weight_t);
-  std::tie(s.decoder_h, s.decoder_c) = lstm_pointwise(decoder_gates, s.decoder_c);
-  s.decoder_h = maybe_dropout(s.decoder_h, p_decoder_dropout_, is_training());
+  std::tie(s.decoder_h, s.decoder_c) =
+      lstm_cell_pointwise(decoder_gates, s.decoder_c, decoder_mask);
   return weights;
 }
 
@@ -274,12 +269,16 @@ DecoderOutput DecoderImpl::forward(const torch::Tensor& memory, const torch::Ten
 
   StepContext c = step_context(memory, mask);
   DecoderState s = initial_state(memory);
+  std::vector<torch::Tensor> attention_masks =
+      dropout_masks(p_attention_dropout_, {steps, batch, attention_rnn_dim_}, memory.options());
+  std::vector<torch::Tensor> decoder_masks =
+      dropout_masks(p_decoder_dropout_, {steps, batch, decoder_rnn_dim_}, memory.options());
   std::vector<torch::Tensor> hidden, contexts, weights;
   hidden.reserve(steps);
   contexts.reserve(steps);
   weights.reserve(steps);
   for (int64_t t = 0; t < steps; ++t) {
-    weights.push_back(step(c, input_gates[t], s));
+    weights.push_back(step(c, input_gates[t], attention_masks[t], decoder_masks[t], s));
     hidden.push_back(s.decoder_h);
     contexts.push_back(s.context);
   }
@@ -302,7 +301,12 @@ std::pair<DecoderOutput, torch::Tensor> DecoderImpl::infer(const torch::Tensor& 
   torch::Tensor frame_index = torch::arange(r_, long_options);
   std::vector<torch::Tensor> mels, gates, weights;
   for (int64_t t = 0; t < max_decoder_steps_; ++t) {
-    weights.push_back(step(c, attention_input_gates(prenet_(frame)), s));
+    auto attention_mask =
+        dropout_masks(p_attention_dropout_, {1, batch, attention_rnn_dim_}, memory.options())[0];
+    auto decoder_mask =
+        dropout_masks(p_decoder_dropout_, {1, batch, decoder_rnn_dim_}, memory.options())[0];
+    weights.push_back(
+        step(c, attention_input_gates(prenet_(frame)), attention_mask, decoder_mask, s));
     auto [mel_out, gate_out] = project(torch::cat({s.decoder_h, s.context}, 1));
     mels.push_back(mel_out);
     gates.push_back(gate_out);

@@ -446,3 +446,29 @@ TEST(Tacotron2, GradientReachesEveryParameter) {
     EXPECT_TRUE(torch::isfinite(item.value().grad()).all().item<bool>()) << item.key();
   }
 }
+
+TEST(LSTMCellPointwise, MatchesComposedOpsForwardAndBackward) {
+  torch::manual_seed(21);
+  for (bool with_mask : {false, true}) {
+    auto options = torch::TensorOptions().dtype(torch::kDouble).requires_grad(true);
+    torch::Tensor gates = torch::randn({3, 4 * 5}, options);
+    torch::Tensor cell = torch::randn({3, 5}, options);
+    torch::Tensor mask;
+    if (with_mask) mask = torch::empty({3, 5}, torch::kDouble).bernoulli_(0.7).div_(0.7);
+    auto [h, c] = tts::model::lstm_cell_pointwise(gates, cell, mask);
+    torch::Tensor weights_h = torch::randn({3, 5}, torch::kDouble);
+    torch::Tensor weights_c = torch::randn({3, 5}, torch::kDouble);
+    auto fused = torch::autograd::grad({(h * weights_h + c * weights_c).sum()}, {gates, cell});
+
+    auto chunks = gates.chunk(4, 1);
+    torch::Tensor ref_c = chunks[1].sigmoid() * cell + chunks[0].sigmoid() * chunks[2].tanh();
+    torch::Tensor ref_h = chunks[3].sigmoid() * ref_c.tanh();
+    if (with_mask) ref_h = ref_h * mask;
+    auto reference =
+        torch::autograd::grad({(ref_h * weights_h + ref_c * weights_c).sum()}, {gates, cell});
+    EXPECT_TRUE(torch::allclose(h, ref_h, 1e-12, 1e-12));
+    EXPECT_TRUE(torch::allclose(c, ref_c, 1e-12, 1e-12));
+    EXPECT_TRUE(torch::allclose(fused[0], reference[0], 1e-10, 1e-12)) << with_mask;
+    EXPECT_TRUE(torch::allclose(fused[1], reference[1], 1e-10, 1e-12)) << with_mask;
+  }
+}

@@ -98,6 +98,13 @@ class LSTMCellImpl : public torch::nn::Module {
 };
 TORCH_MODULE(LSTMCell);
 
+// The element-wise part of an LSTM cell as one autograd node: gates [B, 4H] (pre-activations
+// i, f, g, o, as torch::nn::LSTMCell), cell [B, H], dropout_mask [B, H] (scaled 0 or 1/(1-p))
+// or undefined -> (h [B, H] multiplied by the mask, c [B, H]).
+std::pair<torch::Tensor, torch::Tensor> lstm_cell_pointwise(const torch::Tensor& gates,
+                                                            const torch::Tensor& cell,
+                                                            const torch::Tensor& dropout_mask);
+
 // The recurrent state of the decoder between steps.
 struct DecoderState {
   torch::Tensor attention_h, attention_c;  // [B, attention_rnn_dim]
@@ -142,10 +149,15 @@ class DecoderImpl : public torch::nn::Module {
   // Input gates of the attention LSTM from prenet outputs [..., prenet_dim] -> [..., 4 H_att]
   // (prenet part of weight_ih plus both biases).
   torch::Tensor attention_input_gates(const torch::Tensor& prenet_out);
-  // Advances `state` by one step given the attention LSTM's input gates [B, 4 H_att]; returns
-  // the step's attention weights [B, 1, T_text].
+  // Advances `state` by one step given the attention LSTM's input gates [B, 4 H_att] and the
+  // dropout masks of both LSTM outputs (undefined: no dropout); returns the step's attention
+  // weights [B, 1, T_text].
   torch::Tensor step(const StepContext& context, const torch::Tensor& input_gates,
+                     const torch::Tensor& attention_mask, const torch::Tensor& decoder_mask,
                      DecoderState& state);
+  // Scaled dropout masks [shape[0]] x [shape[1:]], drawn at once; undefined when not training.
+  std::vector<torch::Tensor> dropout_masks(double p, std::vector<int64_t> shape,
+                                           const torch::TensorOptions& options);
   // [..., decoder_rnn_dim + E] -> (mel [..., n_mels * r], gate [..., r])
   std::pair<torch::Tensor, torch::Tensor> project(const torch::Tensor& hidden_and_context);
 
