@@ -5,9 +5,10 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config git
   libtorch-dev            # libtorch 1.13.1 (CPU, with c10d and Gloo)
+  libgloo-dev             # headers that c10d's ProcessGroupGloo.hpp includes
   libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev
   libgtest-dev libgmock-dev
-  libsndfile1-dev libsoxr-dev
+  libsndfile1-dev libsoxr-dev zlib1g-dev
   espeak-ng               # generates the small speech corpus of tests and the quickstart
   clang-format
 )

@@ -7,35 +7,14 @@
 #include <fstream>
 #include <string>
 
+#include "cli_test_util.h"
 #include "tts/config/config.h"
 
+using tts::test::run_cli;
+using tts::test::write_temp;
+using Result = tts::test::CliResult;
+
 namespace {
-
-struct Result {
-  int exit_code;
-  std::string output;
-};
-
-// Runs `tts-train ARGS`, capturing stdout (and stderr when `with_stderr`).
-Result run_cli(const std::string& args, bool with_stderr = false) {
-  std::string command =
-      std::string(TTS_CLI_PATH) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  FILE* pipe = popen(command.c_str(), "r");
-  EXPECT_NE(pipe, nullptr);
-  std::string output;
-  std::array<char, 4096> buffer{};
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) output.append(buffer.data(), n);
-  int status = pclose(pipe);
-  return {WEXITSTATUS(status), output};
-}
-
-std::string write_temp(const std::string& name, const std::string& text) {
-  std::string path = std::string(TTS_TEST_TMP_DIR) + "/" + name;
-  std::system(("mkdir -p " + std::string(TTS_TEST_TMP_DIR)).c_str());
-  std::ofstream(path) << text;
-  return path;
-}
 
 const std::string kNvidia = std::string(TTS_SOURCE_DIR) + "/configs/ljspeech_tacotron2.yaml";
 

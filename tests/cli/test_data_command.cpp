@@ -9,27 +9,13 @@
 #include <string>
 
 #include "../data/store/make_store.h"
+#include "cli_test_util.h"
 #include "tts/core/npy.h"
 
+using tts::test::run_cli;
+using Result = tts::test::CliResult;
+
 namespace {
-
-struct Result {
-  int exit_code;
-  std::string output;
-};
-
-Result run_cli(const std::string& args, bool with_stderr = false) {
-  std::string command =
-      std::string(TTS_CLI_PATH) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  FILE* pipe = popen(command.c_str(), "r");
-  EXPECT_NE(pipe, nullptr);
-  std::string output;
-  std::array<char, 4096> buffer{};
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) output.append(buffer.data(), n);
-  int status = pclose(pipe);
-  return {WEXITSTATUS(status), output};
-}
 
 std::string write_config(const std::string& name, const std::string& text) {
   std::string path = tts::test::temp_dir(name);

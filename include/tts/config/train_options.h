@@ -39,6 +39,7 @@ struct TrainOptions {
   int keep_checkpoints = 5;
   int val_inference_utterances = 2;
   int max_bad_steps = 10;
+  bool freeze_batch_norm = false;
 
   template <class V>
   void visit(V& v) {
@@ -73,6 +74,8 @@ struct TrainOptions {
     v("val_inference_utterances", val_inference_utterances,
       "validation utterances synthesized free-running at each validation");
     v("max_bad_steps", max_bad_steps, "consecutive NaN/Inf steps that stop the run");
+    v("freeze_batch_norm", freeze_batch_norm,
+      "BatchNorm uses its running statistics, frozen, instead of per-rank batch statistics");
   }
   void validate() const;
 };

@@ -1,0 +1,68 @@
+// Checkpoints, world-size agnostic: plain parameter names (no wrapper prefix), optimizer state,
+// the training position, the RNG state and the resolved config. One file per checkpoint,
+// RUN/checkpoints/step_<N>.pt, a pickled dict that Python's torch.load also reads; written to a
+// temporary file, flushed and renamed, then `latest` (a symbolic link) is moved to it, so a crash
+// never leaves a half checkpoint as `latest`.
+#pragma once
+
+#include <torch/types.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace torch::nn {
+class Module;
+}
+namespace torch::optim {
+class Optimizer;
+}
+
+namespace tts::train {
+
+// Where training is: enough to continue exactly where it stopped.
+struct TrainingState {
+  int64_t step = 0;            // optimizer steps done
+  int64_t epoch = 0;           // current epoch (0-based)
+  int64_t batch_in_epoch = 0;  // batches of `epoch` already consumed
+  int64_t world_size = 1;      // ranks the checkpoint was trained with (informational)
+  int64_t batch_size = 0;      // per-rank batch size it was trained with (informational)
+};
+
+struct Checkpoint {
+  TrainingState state;
+  std::string config_yaml;  // the resolved config (tts::config::dump_config)
+  std::vector<std::pair<std::string, torch::Tensor>> tensors;  // parameters then buffers, CPU
+  std::vector<std::string> parameter_names;                    // which tensors are parameters
+  std::string optimizer;                                       // torch::save(optimizer) bytes
+  torch::Tensor rng_state;                                     // default CPU generator state
+};
+
+// Captures `model` (parameters and buffers, moved to CPU) and `optimizer`.
+Checkpoint capture(torch::nn::Module& model, torch::optim::Optimizer* optimizer,
+                   const TrainingState& state, const std::string& config_yaml);
+
+// Copies the checkpoint's tensors into `model` (on the model's device). Throws tts::Error listing
+// missing, unexpected and mis-shaped tensors with the checkpoint path.
+void restore_model(const Checkpoint& checkpoint, torch::nn::Module& model,
+                   const std::string& source);
+void restore_optimizer(const Checkpoint& checkpoint, torch::optim::Optimizer& optimizer);
+void restore_rng(const Checkpoint& checkpoint);
+
+// Writes `dir`/step_<N>.pt atomically, points `dir`/latest to it and removes all but the newest
+// `keep` checkpoints. Returns the path written.
+std::string save_checkpoint(const std::string& dir, const Checkpoint& checkpoint, int keep);
+
+// Reads one checkpoint file (a path, `.../latest`, a checkpoints directory or a run directory).
+// Throws tts::Error naming the file when it is missing or corrupt.
+Checkpoint load_checkpoint(const std::string& path);
+
+// Resolves what load_checkpoint accepts to the checkpoint files, newest first.
+std::vector<std::string> checkpoint_files(const std::string& path);
+
+// Loads the newest readable checkpoint under `path`; a corrupt newest one is reported (warning)
+// and the previous one is used. `loaded_from` receives the file used. Throws when none is readable.
+Checkpoint load_newest_checkpoint(const std::string& path, std::string* loaded_from = nullptr);
+
+}  // namespace tts::train

@@ -1,0 +1,33 @@
+// TensorBoard event files (so `tensorboard --logdir RUN` shows a run): scalars and PNG images,
+// written as TFRecords of tensorflow.Event protocol buffers, encoded by hand (no protobuf or
+// TensorFlow dependency). One file per run: RUN/events.out.tfevents.<time>.<host>.
+#pragma once
+
+#include <cstdint>
+#include <fstream>
+#include <string>
+
+namespace tts::train {
+
+class EventWriter {
+ public:
+  // Creates the event file in `directory` and writes the file-version record.
+  explicit EventWriter(const std::string& directory);
+  void add_scalar(const std::string& tag, float value, int64_t step);
+  // `png` is an encoded PNG (see png.h) of the given size.
+  void add_image(const std::string& tag, const std::string& png, int width, int height,
+                 int64_t step);
+  void flush();
+  const std::string& path() const { return path_; }
+
+ private:
+  void write_event(const std::string& event_body);
+
+  std::string path_;
+  std::ofstream out_;
+};
+
+// CRC-32C (Castagnoli), as TFRecord framing uses; exposed for tests.
+uint32_t crc32c(const std::string& data);
+
+}  // namespace tts::train

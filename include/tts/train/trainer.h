@@ -1,0 +1,33 @@
+// The training loop. One call per process (rank): the same code runs on 1 rank or many; the
+// communicator decides. Rank 0 alone writes logs, metrics, plots, samples and checkpoints.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "tts/config/config.h"
+
+namespace tts::dist {
+class Communicator;
+}
+
+namespace tts::train {
+
+struct TrainArgs {
+  std::string data_dir;    // the feature store written by `tts-train preprocess`
+  std::string run_dir;     // RUN/: config.yaml, metrics.jsonl, checkpoints/, plots/, samples/
+  bool resume = false;     // continue from RUN/checkpoints/latest
+  int64_t max_steps = -1;  // overrides train.max_steps when >= 0
+};
+
+// Trains until train.max_steps / train.max_epochs or a stop request (SIGINT/SIGTERM, which ends
+// the current step, checkpoints and returns 0). Throws tts::Error / UsageError on failure.
+int train(const config::Config& config, const TrainArgs& args, dist::Communicator& comm);
+
+// Installs SIGINT/SIGTERM handlers that ask the training loop to stop after the current step.
+void install_stop_handlers();
+// True once a stop was requested (by a signal or request_stop()).
+bool stop_requested();
+void request_stop();
+
+}  // namespace tts::train

@@ -1,0 +1,83 @@
+// tts-train inspect CKPT [--json]: what a checkpoint holds, for comparing runs.
+#include <torch/torch.h>
+
+#include <cmath>
+#include <iostream>
+
+#include "tts/cli/command.h"
+#include "tts/config/config.h"
+#include "tts/train/checkpoint.h"
+
+namespace tts::cli {
+namespace {
+
+std::string json_string(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+Runner setup_inspect(CLI::App& app) {
+  auto path = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  app.add_option("checkpoint", *path,
+                 "a checkpoint file, RUN/checkpoints/latest, or a run or checkpoints directory")
+      ->required();
+  app.add_flag("--json", *json, "print one JSON object instead of text");
+  return [path, json]() {
+    train::Checkpoint checkpoint = train::load_checkpoint(*path);
+    config::Config config = config::parse_config(checkpoint.config_yaml, *path + " (config)");
+    std::set<std::string> parameters(checkpoint.parameter_names.begin(),
+                                     checkpoint.parameter_names.end());
+    int64_t parameter_count = 0;
+    for (const auto& [name, tensor] : checkpoint.tensors) {
+      if (parameters.count(name)) parameter_count += tensor.numel();
+    }
+    auto l2 = [](const torch::Tensor& t) { return t.to(torch::kDouble).norm().item<double>(); };
+    const auto& s = checkpoint.state;
+    if (*json) {
+      std::cout << fmt::format(
+          "{{\"step\": {}, \"epoch\": {}, \"world_size\": {}, \"batch_size\": {}, \"params\": {}, "
+          "\"tensors\": [",
+          s.step, s.epoch, s.world_size, s.batch_size, parameter_count);
+      bool first = true;
+      for (const auto& [name, tensor] : checkpoint.tensors) {
+        std::cout << fmt::format("{}{{\"name\": {}, \"shape\": [{}], \"l2\": {}}}",
+                                 first ? "" : ", ", json_string(name),
+                                 fmt::join(tensor.sizes(), ", "), l2(tensor));
+        first = false;
+      }
+      std::cout << "]}\n";
+      return 0;
+    }
+    std::cout << fmt::format(
+        "checkpoint   {}\nstep         {} (epoch {})\ntrained on   {} rank(s) x batch {} = "
+        "global batch {}\nparameters   {}\naudio        {} Hz, n_fft {}, hop {}, win {}, {} mels "
+        "({}-{} Hz), {} compression{}\nmodel        r={}, encoder {}, decoder {}, attention {}, "
+        "postnet {}x{}{}\n\n",
+        *path, s.step, s.epoch, s.world_size, s.batch_size, s.world_size * s.batch_size,
+        parameter_count, config.audio.sample_rate, config.audio.n_fft, config.audio.hop_length,
+        config.audio.win_length, config.audio.n_mels, config.audio.fmin, config.audio.fmax,
+        config.audio.compression, config.audio.linear ? ", linear targets" : "",
+        config.model.n_frames_per_step, config.model.encoder_embedding_dim,
+        config.model.decoder_rnn_dim, config.model.attention_dim,
+        config.model.postnet_n_convolutions, config.model.postnet_embedding_dim,
+        config.model.predict_linear ? ", linear CBHG head" : "");
+    std::cout << fmt::format("{:<60} {:<16} {}\n", "tensor", "shape", "l2");
+    for (const auto& [name, tensor] : checkpoint.tensors) {
+      std::cout << fmt::format("{:<60} {:<16} {:.6g}\n", name, fmt::join(tensor.sizes(), "x"),
+                               l2(tensor));
+    }
+    return 0;
+  };
+}
+
+}  // namespace
+
+TTS_REGISTER_COMMAND("inspect", "show a checkpoint: step, world size, config, every tensor's L2",
+                     60, setup_inspect);
+
+}  // namespace tts::cli

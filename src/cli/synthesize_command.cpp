@@ -1,0 +1,115 @@
+// tts-train synthesize: text -> mel (and linear) -> Griffin-Lim WAV, with an alignment plot.
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tts/audio/audio_io.h"
+#include "tts/audio/audio_processor.h"
+#include "tts/cli/command.h"
+#include "tts/core/error.h"
+#include "tts/core/fs.h"
+#include "tts/core/logging.h"
+#include "tts/core/npy.h"
+#include "tts/model/tacotron2.h"
+#include "tts/text/text_processor.h"
+#include "tts/train/checkpoint.h"
+#include "tts/train/png.h"
+
+namespace tts::cli {
+namespace fs = std::filesystem;
+namespace {
+
+struct SynthesizeArgs {
+  std::string checkpoint;
+  std::string text;
+  std::string text_file;
+  std::string out;
+};
+
+void write_tensor_npy(const std::string& path, const torch::Tensor& tensor) {
+  auto t = tensor.to(torch::kCPU).to(torch::kFloat).contiguous();
+  write_npy(path, t.data_ptr<float>(), t.sizes().vec());
+}
+
+Runner setup_synthesize(CLI::App& app) {
+  auto args = std::make_shared<SynthesizeArgs>();
+  app.add_option("--checkpoint", args->checkpoint,
+                 "checkpoint file or RUN/checkpoints/latest (or a run directory)")
+      ->required();
+  auto* text = app.add_option("--text", args->text, "the sentence to speak");
+  auto* file = app.add_option("--text-file", args->text_file, "one sentence per line");
+  text->excludes(file);
+  app.add_option("--out", args->out,
+                 "output .wav (one sentence) or directory (one N.wav per sentence)")
+      ->required();
+  return [args]() {
+    std::vector<std::string> sentences;
+    if (!args->text.empty()) sentences.push_back(args->text);
+    if (!args->text_file.empty()) {
+      std::ifstream in(args->text_file);
+      TTS_USAGE_CHECK(in.good(), "cannot read --text-file '{}'", args->text_file);
+      for (std::string line; std::getline(in, line);) {
+        if (line.find_first_not_of(" \t\r") != std::string::npos) sentences.push_back(line);
+      }
+    }
+    TTS_USAGE_CHECK(!sentences.empty(),
+                    "nothing to say: give --text \"...\" or a --text-file with sentences");
+    bool to_directory = !(sentences.size() == 1 && fs::path(args->out).extension() == ".wav");
+
+    std::string source;
+    train::Checkpoint checkpoint = train::load_newest_checkpoint(args->checkpoint, &source);
+    config::Config config = config::parse_config(checkpoint.config_yaml, source + " (config)");
+    text::TextProcessor text_processor(config.text);
+    int64_t n_linear = config.model.predict_linear ? config.audio.n_linear() : 0;
+    model::Tacotron2 model(config.model, text_processor.num_symbols(), config.audio.n_mels,
+                           n_linear);
+    train::restore_model(checkpoint, *model, source);
+    model->eval();
+    audio::AudioProcessor processor(config.audio);
+    auto log = log::get("synthesize");
+    if (to_directory) fs::create_directories(args->out);
+    torch::NoGradGuard no_grad;
+    for (size_t i = 0; i < sentences.size(); ++i) {
+      std::string cleaned = text_processor.clean(sentences[i]);
+      std::vector<int64_t> ids = text_processor.to_ids(cleaned);
+      TTS_USAGE_CHECK(!ids.empty(), "sentence {} has no speakable characters: '{}'", i + 1,
+                      sentences[i]);
+      auto text_tensor = torch::tensor(ids, torch::kInt64).unsqueeze(0);
+      auto lengths = torch::tensor({static_cast<int64_t>(ids.size())}, torch::kInt64);
+      model::TacotronOutput out = model->infer(text_tensor, lengths);
+      int64_t frames = out.mel_lengths[0].item<int64_t>();
+      auto mel = out.mel_postnet[0].slice(0, 0, frames).contiguous();
+      std::string stem = to_directory ? (fs::path(args->out) / std::to_string(i + 1)).string()
+                                      : fs::path(args->out).replace_extension("").string();
+      write_tensor_npy(stem + ".mel.npy", mel);
+      std::vector<float> samples;
+      if (out.linear.defined()) {
+        auto linear = out.linear[0].slice(0, 0, frames).contiguous();
+        write_tensor_npy(stem + ".linear.npy", linear);
+        samples = processor.linear_to_wav(linear);
+      } else {
+        samples = processor.mel_to_wav(mel);
+      }
+      audio::write_wav(stem + ".wav", samples, config.audio.sample_rate);
+      auto alignment = out.alignments[0].to(torch::kFloat).t().contiguous();
+      std::vector<float> values(alignment.data_ptr<float>(),
+                                alignment.data_ptr<float>() + alignment.numel());
+      write_file_atomic(stem + ".alignment.png",
+                        train::heatmap_png(values, static_cast<int>(alignment.size(0)),
+                                           static_cast<int>(alignment.size(1)), 2));
+      bool stopped = frames < config.model.max_decoder_steps * config.model.n_frames_per_step;
+      log->info("{}.wav: {:.2f} s, {} frames{} - \"{}\"", stem,
+                static_cast<double>(samples.size()) / config.audio.sample_rate, frames,
+                stopped ? "" : " (no stop token before model.max_decoder_steps)", cleaned);
+    }
+    return 0;
+  };
+}
+
+}  // namespace
+
+TTS_REGISTER_COMMAND("synthesize", "speak text with a trained checkpoint (Griffin-Lim)", 30,
+                     setup_synthesize);
+
+}  // namespace tts::cli

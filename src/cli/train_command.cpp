@@ -1,0 +1,76 @@
+// tts-train train: one worker per device. Run alone (one process), under torchrun/srun (the
+// environment says which rank this is), or with --nproc-per-node N, the built-in launcher that
+// spawns and supervises N workers on this machine.
+#include <torch/torch.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "tts/cli/command.h"
+#include "tts/core/logging.h"
+#include "tts/dist/communicator.h"
+#include "tts/dist/launcher.h"
+#include "tts/dist/rank_info.h"
+#include "tts/train/trainer.h"
+
+namespace tts::cli {
+namespace {
+
+struct TrainCommandArgs {
+  ConfigArgs config;
+  train::TrainArgs train;
+  int nproc_per_node = 0;
+  std::string backend;
+};
+
+int visible_gpus() {
+  return torch::cuda::is_available() ? static_cast<int>(torch::cuda::device_count()) : 0;
+}
+
+Runner setup_train(CLI::App& app) {
+  auto args = std::make_shared<TrainCommandArgs>();
+  args->config.add_to(app, true);
+  app.add_option("--data", args->train.data_dir, "feature store written by tts-train preprocess")
+      ->required();
+  app.add_option("--out", args->train.run_dir,
+                 "run directory: config.yaml, metrics.jsonl, checkpoints/, plots/, samples/")
+      ->required();
+  app.add_option("--max-steps", args->train.max_steps, "stop after this many steps");
+  app.add_flag("--resume", args->train.resume, "continue from OUT/checkpoints/latest");
+  app.add_option("--nproc-per-node", args->nproc_per_node,
+                 "spawn this many worker processes on this machine (default: one per visible "
+                 "GPU, 1 on CPU)");
+  app.add_option("--backend", args->backend, "gloo or nccl (default: nccl on CUDA, gloo on CPU)")
+      ->check(CLI::IsMember({"gloo", "nccl"}));
+  return [args]() {
+    config::Config config = args->config.load();
+    std::string backend =
+        dist::resolve_backend(!args->backend.empty()         ? args->backend
+                              : config.train.device == "cpu" ? "gloo"
+                                                             : config.distributed.backend);
+    dist::RankInfo rank = dist::RankInfo::from_env();
+    int nproc = args->nproc_per_node > 0 ? args->nproc_per_node : std::max(1, visible_gpus());
+    if (!rank.distributed() && nproc > 1) {
+      // The launcher: re-run this command line as N workers with the torchrun environment.
+      std::vector<std::string> worker_argv = dist::worker_command_line("--nproc-per-node");
+      return dist::launch_workers(nproc, worker_argv, config.distributed);
+    }
+    log::setup({config.logging.level, rank.rank, rank.world_size});
+    std::filesystem::create_directories(args->train.run_dir);
+    if (rank.rank == 0) log::add_file(args->train.run_dir + "/train.log");
+    if (rank.distributed() && config.train.device != "cuda") {
+      torch::set_num_threads(config.distributed.threads_per_rank);
+    }
+    train::install_stop_handlers();
+    std::unique_ptr<dist::Communicator> comm =
+        dist::make_communicator(rank, config.distributed, backend);
+    return train::train(config, args->train, *comm);
+  };
+}
+
+}  // namespace
+
+TTS_REGISTER_COMMAND("train", "train Tacotron-2 on a feature store, on one or many devices", 20,
+                     setup_train);
+
+}  // namespace tts::cli

@@ -1,0 +1,50 @@
+// Running the real tts-train executable from tests.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace tts::test {
+
+struct CliResult {
+  int exit_code;
+  std::string output;
+};
+
+// Runs `tts-train ARGS` through the shell; captures stdout, plus stderr when `with_stderr`.
+inline CliResult run_cli(const std::string& args, bool with_stderr = false) {
+  std::string command =
+      std::string(TTS_CLI_PATH) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  FILE* pipe = popen(command.c_str(), "r");
+  EXPECT_NE(pipe, nullptr);
+  std::string output;
+  std::array<char, 4096> buffer{};
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) output.append(buffer.data(), n);
+  int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), output};
+}
+
+// TTS_TEST_TMP_DIR/name, emptied.
+inline std::string fresh_dir(const std::string& name) {
+  std::string dir = std::string(TTS_TEST_TMP_DIR) + "/" + name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// Writes `text` to TTS_TEST_TMP_DIR/name and returns the path.
+inline std::string write_temp(const std::string& name, const std::string& text) {
+  std::filesystem::create_directories(TTS_TEST_TMP_DIR);
+  std::string path = std::string(TTS_TEST_TMP_DIR) + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+}  // namespace tts::test

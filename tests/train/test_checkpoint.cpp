@@ -1,0 +1,133 @@
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tts/core/error.h"
+#include "tts/train/checkpoint.h"
+
+namespace fs = std::filesystem;
+using namespace tts::train;
+
+namespace {
+
+struct NetImpl : torch::nn::Module {
+  explicit NetImpl(int hidden) {
+    first = register_module("first", torch::nn::Linear(4, hidden));
+    norm = register_module("norm", torch::nn::BatchNorm1d(hidden));
+    second = register_module("second", torch::nn::Linear(hidden, 2));
+  }
+  torch::Tensor forward(const torch::Tensor& x) { return second(norm(first(x)).relu()); }
+  torch::nn::Linear first{nullptr};
+  torch::nn::BatchNorm1d norm{nullptr};
+  torch::nn::Linear second{nullptr};
+};
+TORCH_MODULE(Net);
+
+std::string temp_dir(const std::string& name) {
+  std::string dir = std::string(TTS_TEST_TMP_DIR) + "/" + name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+void train_steps(Net& net, torch::optim::Adam& adam, int steps) {
+  for (int i = 0; i < steps; ++i) {
+    adam.zero_grad();
+    auto x = torch::randn({8, 4});
+    net->forward(x).pow(2).mean().backward();
+    adam.step();
+  }
+}
+
+}  // namespace
+
+TEST(Checkpoint, RoundTripContinuesExactlyLikeAnUninterruptedRun) {
+  std::string dir = temp_dir("ckpt_roundtrip");
+  torch::manual_seed(7);
+  Net net(16);
+  torch::optim::Adam adam(net->parameters(), torch::optim::AdamOptions(1e-2));
+  train_steps(net, adam, 3);
+  TrainingState state{3, 1, 2, 4, 8};
+  std::string path = save_checkpoint(dir, capture(*net, &adam, state, "config: yes\n"), 5);
+  EXPECT_TRUE(fs::exists(path));
+  EXPECT_TRUE(fs::is_symlink(dir + "/latest"));
+  train_steps(net, adam, 3);  // the uninterrupted run
+
+  torch::manual_seed(99);  // a fresh process: other weights, other RNG state
+  Net resumed(16);
+  torch::optim::Adam resumed_adam(resumed->parameters(), torch::optim::AdamOptions(1e-2));
+  Checkpoint loaded = load_checkpoint(dir + "/latest");
+  EXPECT_EQ(loaded.state.step, 3);
+  EXPECT_EQ(loaded.state.epoch, 1);
+  EXPECT_EQ(loaded.state.batch_in_epoch, 2);
+  EXPECT_EQ(loaded.state.world_size, 4);
+  EXPECT_EQ(loaded.state.batch_size, 8);
+  EXPECT_EQ(loaded.config_yaml, "config: yes\n");
+  EXPECT_EQ(loaded.parameter_names.size(), resumed->parameters().size());
+  restore_model(loaded, *resumed, dir);
+  restore_optimizer(loaded, resumed_adam);
+  restore_rng(loaded);
+  train_steps(resumed, resumed_adam, 3);
+
+  auto expected = net->named_parameters();
+  for (const auto& item : resumed->named_parameters()) {
+    EXPECT_TRUE(torch::equal(item.value(), expected[item.key()])) << item.key();
+  }
+  EXPECT_TRUE(torch::equal(resumed->norm->running_mean, net->norm->running_mean));
+}
+
+TEST(Checkpoint, KeepsOnlyTheNewestAndLatestPointsToTheLast) {
+  std::string dir = temp_dir("ckpt_keep");
+  Net net(4);
+  for (int64_t step : {10, 20, 30, 40}) {
+    TrainingState state;
+    state.step = step;
+    save_checkpoint(dir, capture(*net, nullptr, state, ""), 2);
+  }
+  std::vector<std::string> files = checkpoint_files(dir);
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_NE(files[0].find("step_00000040.pt"), std::string::npos);
+  EXPECT_NE(files[1].find("step_00000030.pt"), std::string::npos);
+  EXPECT_EQ(fs::read_symlink(dir + "/latest").string(), "step_00000040.pt");
+  EXPECT_EQ(load_checkpoint(dir).state.step, 40);
+}
+
+TEST(Checkpoint, CorruptNewestFallsBackToThePreviousWithAWarning) {
+  std::string dir = temp_dir("ckpt_corrupt");
+  Net net(4);
+  for (int64_t step : {1, 2}) {
+    TrainingState state;
+    state.step = step;
+    save_checkpoint(dir, capture(*net, nullptr, state, ""), 5);
+  }
+  std::ofstream(dir + "/step_00000002.pt", std::ios::trunc) << "half a checkpoint";
+  try {
+    load_checkpoint(dir + "/latest");
+    FAIL() << "a corrupt checkpoint loaded";
+  } catch (const tts::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("step_00000002.pt' is corrupt"), std::string::npos)
+        << e.what();
+  }
+  std::string used;
+  Checkpoint checkpoint = load_newest_checkpoint(dir + "/latest", &used);
+  EXPECT_EQ(checkpoint.state.step, 1);
+  EXPECT_NE(used.find("step_00000001.pt"), std::string::npos);
+}
+
+TEST(Checkpoint, AModelOfAnotherShapeIsRefusedWithTheNames) {
+  std::string dir = temp_dir("ckpt_mismatch");
+  Net small(4);
+  save_checkpoint(dir, capture(*small, nullptr, TrainingState{}, ""), 1);
+  Net big(8);
+  try {
+    restore_model(load_checkpoint(dir), *big, dir);
+    FAIL() << "a mismatched checkpoint loaded";
+  } catch (const tts::Error& e) {
+    std::string message = e.what();
+    EXPECT_NE(message.find("first.weight (checkpoint 4x4, model 8x4)"), std::string::npos)
+        << message;
+  }
+  EXPECT_THROW(load_newest_checkpoint(temp_dir("ckpt_empty")), tts::Error);
+}
