@@ -83,6 +83,8 @@ class TrainCommand : public ::testing::Test {
 std::string TrainCommand::root_;
 std::string TrainCommand::feats_;
 
+}  // namespace
+
 TEST_F(TrainCommand, ARunWritesConfigMetricsEventsPlotsSamplesAndCheckpoints) {
   std::string output =
       train("run",
@@ -158,7 +160,8 @@ TEST_F(TrainCommand, TwoRanksGiveTheParametersOfOneRankWithTheDoubleBatch) {
   train("one_rank", "--max-steps 4 --set train.batch_size=4" + kExact);
   std::string output =
       train("two_ranks", "--max-steps 4 --nproc-per-node 2 --set train.batch_size=2" + kExact);
-  EXPECT_NE(output.find("[rank 1]"), std::string::npos) << output;
+  EXPECT_NE(output.find("2 rank(s) on cpu"), std::string::npos) << output;
+  EXPECT_NE(output.find("all 2 workers finished"), std::string::npos) << output;
   expect_same_parameters("one_rank", "two_ranks", 1e-5);
 
   // The 2-rank checkpoint continues on 1 rank.
