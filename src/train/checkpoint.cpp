@@ -185,13 +185,17 @@ Checkpoint load_checkpoint(const std::string& path) {
     file = files.front();
   }
   TTS_CHECK(fs::exists(file), "checkpoint '{}' does not exist", file);
+  if (fs::is_symlink(file)) {  // name the file `latest` points to in what follows
+    file = (fs::path(file).parent_path() / fs::read_symlink(file)).string();
+  }
   std::string bytes = read_file(file);
   c10::IValue value;
   try {
     value = torch::pickle_load(std::vector<char>(bytes.begin(), bytes.end()));
   } catch (const std::exception& e) {
+    std::string reason = e.what();
     throw Error(fmt::format("checkpoint '{}' is corrupt or not a checkpoint ({} bytes): {}", file,
-                            bytes.size(), std::string(e.what()).substr(0, 200)));
+                            bytes.size(), reason.substr(0, reason.find('\n'))));
   }
   TTS_CHECK(value.isGenericDict(), "checkpoint '{}' is not a tts-train checkpoint", file);
   auto dict = value.toGenericDict();
