@@ -1,6 +1,7 @@
 // Trains for real through the CLI on a small espeak-ng corpus: outputs of a run, inspect,
 // synthesize, resume equivalence, and data-parallel training on 2 CPU ranks.
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
@@ -31,7 +32,8 @@ const std::string kExact =
 class TrainCommand : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    root_ = tts::test::fresh_dir("train_command");
+    // ctest runs every test of this suite as its own process, in parallel: one directory each.
+    root_ = tts::test::fresh_dir("train_command_" + std::to_string(getpid()));
     std::string corpus = root_ + "/corpus";
     std::string make = "MAX_CHARS=60 " + std::string(TTS_SOURCE_DIR) + "/scripts/make_corpus.sh " +
                        corpus + " 16 >/dev/null";
