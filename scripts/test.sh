@@ -7,4 +7,6 @@ build_dir="${BUILD_DIR:-$root/build}"
 "$root/scripts/build.sh"
 "$root/scripts/format.sh" --check
 cd "$build_dir"
-ctest --output-on-failure -j "$(nproc)"
+# One test at a time: the tests of a suite share fixtures on disk, and several run the real
+# multi-process trainer, which wants the cores to itself.
+ctest --output-on-failure

@@ -80,11 +80,12 @@ Batch make_batch(const std::vector<int64_t>& text_lengths, const std::vector<int
 
 tts::model::Targets targets_of(const Batch& b) { return {b.mel, b.mel_lengths, b.stop, b.linear}; }
 
-torch::Tensor& parameter(Tacotron2& model, const std::string& name) {
+// The parameter's tensor (a handle sharing the model's storage, so in-place changes reach it).
+torch::Tensor parameter(Tacotron2& model, const std::string& name) {
   auto params = model->named_parameters();
   auto* found = params.find(name);
   EXPECT_NE(found, nullptr) << name;
-  return *found;
+  return found ? *found : torch::Tensor();
 }
 
 }  // namespace
@@ -317,8 +318,8 @@ TEST(Tacotron2, InferenceStopsAtTheGateAndReturnsLengths) {
     model->eval();
     torch::NoGradGuard no_grad;
     Batch b = make_batch({5, 3}, {4, 4}, r, 4);
-    torch::Tensor& gate_bias = parameter(model, "decoder.gate_layer.bias");
-    torch::Tensor& gate_weight = parameter(model, "decoder.gate_layer.weight");
+    torch::Tensor gate_bias = parameter(model, "decoder.gate_layer.bias");
+    torch::Tensor gate_weight = parameter(model, "decoder.gate_layer.weight");
     gate_weight.zero_();
     // Never stops: max_decoder_steps steps of r frames.
     gate_bias.fill_(-20);
