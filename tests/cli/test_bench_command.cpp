@@ -1,7 +1,6 @@
 // Runs the real `tts-train bench` on the tiny config: one JSON line on stdout with the step
 // time, the throughput, the parameter count and the phase breakdown.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <array>
 #include <cmath>
@@ -9,24 +8,12 @@
 #include <regex>
 #include <string>
 
+#include "cli_test_util.h"
+
 namespace {
 
-struct Result {
-  int exit_code;
-  std::string output;
-};
-
-Result run_cli(const std::string& args) {
-  std::string command = std::string(TTS_CLI_PATH) + " " + args + " 2>/dev/null";
-  FILE* pipe = popen(command.c_str(), "r");
-  EXPECT_NE(pipe, nullptr);
-  std::string output;
-  std::array<char, 4096> buffer{};
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) output.append(buffer.data(), n);
-  int status = pclose(pipe);
-  return {WEXITSTATUS(status), output};
-}
+using Result = tts::test::CliResult;
+using tts::test::run_cli;
 
 // The number after "key": in a flat JSON object; NaN when absent.
 double json_number(const std::string& json, const std::string& key) {

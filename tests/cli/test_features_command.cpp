@@ -1,7 +1,6 @@
 // Runs the real `tts-train features` executable: targets to .npy, Griffin-Lim back to WAV, and
 // the errors a user meets.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <torch/torch.h>
 
 #include <array>
@@ -10,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include "cli_test_util.h"
 #include "tts/audio/audio_io.h"
 #include "tts/audio/audio_processor.h"
 #include "tts/config/config.h"
@@ -17,22 +17,10 @@
 
 namespace {
 
-struct Result {
-  int exit_code;
-  std::string output;  // stdout and stderr
-};
+using Result = tts::test::CliResult;
 
-Result run_cli(const std::string& args) {
-  std::string command = std::string(TTS_CLI_PATH) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  EXPECT_NE(pipe, nullptr);
-  std::string output;
-  std::array<char, 4096> buffer{};
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) output.append(buffer.data(), n);
-  int status = pclose(pipe);
-  return {WEXITSTATUS(status), output};
-}
+// Output is stdout and stderr together.
+Result run_cli(const std::string& args) { return tts::test::run_cli(args, true); }
 
 std::string tmp(const std::string& name) {
   std::string dir = std::string(TTS_TEST_TMP_DIR) + "/features_command";
