@@ -4,5 +4,11 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build_dir="${BUILD_DIR:-$root/build}"
-cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release "$@"
+generator=()
+# Ninja schedules the many torch-heavy compiles better than make (objects of the tests compile
+# while the library links); a build folder keeps the generator it was first configured with.
+if [ ! -f "$build_dir/CMakeCache.txt" ] && command -v ninja >/dev/null 2>&1; then
+  generator=(-G Ninja)
+fi
+cmake -S "$root" -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "$@"
 cmake --build "$build_dir" -j "$(nproc)"

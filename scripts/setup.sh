@@ -3,7 +3,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config git
+  build-essential cmake ninja-build pkg-config git
   libtorch-dev            # libtorch 1.13.1 (CPU, with c10d and Gloo)
   libgloo-dev             # headers that c10d's ProcessGroupGloo.hpp includes
   libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev

@@ -7,6 +7,6 @@ build_dir="${BUILD_DIR:-$root/build}"
 "$root/scripts/build.sh"
 "$root/scripts/format.sh" --check
 cd "$build_dir"
-# One test at a time: the tests of a suite share fixtures on disk, and several run the real
-# multi-process trainer, which wants the cores to itself.
-ctest --output-on-failure
+# Test executables run in parallel, the tests of one executable one at a time (they may share
+# fixtures on disk; see tests/CMakeLists.txt).
+ctest --output-on-failure -j "$(nproc)"

@@ -3,6 +3,7 @@
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 
+#include <cstdlib>
 #include <mutex>
 #include <vector>
 
@@ -49,7 +50,9 @@ void setup(const LogSetup& setup) {
   std::lock_guard<std::mutex> lock(s.mutex);
   s.level = parse_level(setup.level);
   if (setup.rank > 0 && s.level < spdlog::level::warn) s.level = spdlog::level::warn;
-  s.pattern = setup.world_size > 1
+  // Under tts-train's own launcher every line already starts with "[rank N] ".
+  const bool prefixed_by_launcher = std::getenv("TTS_OUTPUT_RANK_PREFIXED") != nullptr;
+  s.pattern = setup.world_size > 1 && !prefixed_by_launcher
                   ? fmt::format("[%H:%M:%S.%e] [rank {}] [%n] %^%l%$: %v", setup.rank)
                   : "[%H:%M:%S.%e] [%n] %^%l%$: %v";
   for (auto& logger : s.loggers) apply(s, *logger);

@@ -119,6 +119,8 @@ void spawn(Worker& worker, int nproc, const std::vector<std::string>& argv, cons
     ::setenv("MASTER_ADDR", addr.c_str(), 1);
     ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
     ::setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), 0);
+    // The launcher prefixes every line with the rank; the worker's logger need not repeat it.
+    ::setenv("TTS_OUTPUT_RANK_PREFIXED", "1", 1);
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);

@@ -160,11 +160,21 @@ Run::Run(const config::Config& config, const TrainArgs& args, dist::Communicator
     restore_optimizer(checkpoint, *optimizer_);
     restore_rng(checkpoint);
     state_ = checkpoint.state;
-    if (state_.world_size != comm_.size()) {
-      // The global batches of an epoch depend on the world size: continue at the same fraction.
-      state_.batch_in_epoch = state_.batch_in_epoch * state_.world_size / comm_.size();
-      log_->info("resuming a {}-rank checkpoint on {} ranks: epoch {} continues at batch {}",
-                 state_.world_size, comm_.size(), state_.epoch, state_.batch_in_epoch);
+    // An epoch's global batches depend only on the global batch size (per-rank batch x ranks):
+    // with the same global batch the run continues exactly where it stopped, on any number of
+    // ranks; with another, it continues after the same number of utterances of the epoch.
+    const int64_t old_global =
+        std::max<int64_t>(state_.batch_size, 1) * std::max<int64_t>(state_.world_size, 1);
+    const int64_t new_global = static_cast<int64_t>(config.train.batch_size) * comm_.size();
+    if (old_global != new_global) {
+      state_.batch_in_epoch = state_.batch_in_epoch * old_global / new_global;
+    }
+    if (state_.world_size != comm_.size() || old_global != new_global) {
+      log_->info(
+          "resuming a {}-rank checkpoint (global batch {}) on {} ranks (global batch {}): epoch "
+          "{} continues at batch {}",
+          state_.world_size, old_global, comm_.size(), new_global, state_.epoch,
+          state_.batch_in_epoch);
     }
     if (is_root()) log_->info("resumed from {} at step {}", from, state_.step);
   }

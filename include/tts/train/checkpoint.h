@@ -27,7 +27,7 @@ struct TrainingState {
   int64_t epoch = 0;           // current epoch (0-based)
   int64_t batch_in_epoch = 0;  // batches of `epoch` already consumed
   int64_t world_size = 1;      // ranks the checkpoint was trained with (informational)
-  int64_t batch_size = 0;      // per-rank batch size it was trained with (informational)
+  int64_t batch_size = 0;      // per-rank batch size it was trained with (resume maps positions)
 };
 
 struct Checkpoint {
