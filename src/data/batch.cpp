@@ -13,32 +13,31 @@ int64_t Batch::padded_frames() const { return mel.size(0) * mel.size(1); }
 
 int64_t Batch::real_frames() const { return mel_lengths.sum().item<int64_t>(); }
 
-Batch Batch::to(const torch::Device& device, bool non_blocking) const {
+namespace {
+
+// The batch with `f` applied to each of its defined tensors (undefined ones stay undefined).
+template <typename F>
+Batch map_tensors(const Batch& in, F f) {
+  auto apply = [&](const torch::Tensor& t) { return t.defined() ? f(t) : torch::Tensor(); };
   Batch out;
-  auto move = [&](const torch::Tensor& t) {
-    return t.defined() ? t.to(device, non_blocking) : torch::Tensor();
-  };
-  out.text = move(text);
-  out.text_lengths = move(text_lengths);
-  out.mel = move(mel);
-  out.mel_lengths = move(mel_lengths);
-  out.stop = move(stop);
-  out.linear = move(linear);
-  out.ids = ids;
+  out.text = apply(in.text);
+  out.text_lengths = apply(in.text_lengths);
+  out.mel = apply(in.mel);
+  out.mel_lengths = apply(in.mel_lengths);
+  out.stop = apply(in.stop);
+  out.linear = apply(in.linear);
+  out.ids = in.ids;
   return out;
 }
 
+}  // namespace
+
+Batch Batch::to(const torch::Device& device, bool non_blocking) const {
+  return map_tensors(*this, [&](const torch::Tensor& t) { return t.to(device, non_blocking); });
+}
+
 Batch Batch::pin_memory() const {
-  Batch out;
-  auto pin = [](const torch::Tensor& t) { return t.defined() ? t.pin_memory() : torch::Tensor(); };
-  out.text = pin(text);
-  out.text_lengths = pin(text_lengths);
-  out.mel = pin(mel);
-  out.mel_lengths = pin(mel_lengths);
-  out.stop = pin(stop);
-  out.linear = pin(linear);
-  out.ids = ids;
-  return out;
+  return map_tensors(*this, [](const torch::Tensor& t) { return t.pin_memory(); });
 }
 
 Batch collate(std::vector<Example> examples, int n_frames_per_step) {
