@@ -2,7 +2,9 @@
 // Rayhane configurations, over the 6-8 s clips of a directory of 22050 Hz WAVs (see
 // docs/benchmarks.md for how the corpus is made). Times the in-memory pipeline
 // (AudioProcessor::compute: trim, pre-emphasis, STFT, mel, compression) and, separately, file
-// reading; also splits the STFT from the rest.
+// reading; also times the stages on their own: the STFT magnitude through FFTW (the CPU path)
+// and, for comparison, through torch::stft (the GPU path), the mel band sums, the compression of
+// the mel and of the linear spectrogram (the compress rows include a copy of their input).
 //
 //   bench_features WAV_DIR [REPEATS]
 #include <torch/torch.h>
@@ -83,17 +85,51 @@ int main(int argc, char** argv) {
       }
       report(linear ? "compute (mel+linear)" : "compute (mel)", seconds_since(start));
     }
+    // The stages of compute on their own, each over every clip (the STFT on the untrimmed clip,
+    // so slightly more frames than compute sees).
     torch::NoGradGuard no_grad;
+    const tts::config::AudioOptions& o = config.audio;
     std::vector<torch::Tensor> signals;
     for (const auto& clip : clips) {
       signals.push_back(
           torch::from_blob(const_cast<float*>(clip.data()), {int64_t(clip.size())}).clone());
     }
-    auto start = std::chrono::steady_clock::now();
-    for (int r = 0; r < repeats; ++r) {
-      for (const auto& signal : signals) processor.stft().magnitude(signal, 1.0);
-    }
-    report("  of which STFT |.|", seconds_since(start));
+    auto timed = [&](const std::string& stage, auto&& body) {
+      body(clips.front(), signals.front());  // warm-up
+      auto start = std::chrono::steady_clock::now();
+      for (int r = 0; r < repeats; ++r) {
+        for (size_t i = 0; i < clips.size(); ++i) body(clips[i], signals[i]);
+      }
+      report(stage, seconds_since(start));
+    };
+    timed("  STFT |.|^p (FFTW)", [&](const std::vector<float>& clip, const torch::Tensor&) {
+      torch::Tensor out = torch::empty(
+          {processor.stft().n_frames(int64_t(clip.size())), processor.stft().n_bins()});
+      processor.stft().magnitude(clip.data(), int64_t(clip.size()), o.magnitude_power,
+                                 out.data_ptr<float>());
+    });
+    timed("  STFT |.|^p (torch)", [&](const std::vector<float>&, const torch::Tensor& signal) {
+      torch::Tensor m = processor.stft().forward(signal).abs();
+      if (o.magnitude_power != 1.0) m = m.pow(o.magnitude_power);
+      m = m.contiguous();
+    });
+    std::vector<torch::Tensor> magnitudes;
+    for (const auto& signal : signals)
+      magnitudes.push_back(processor.stft().magnitude(signal, o.magnitude_power));
+    size_t next = 0;
+    timed("  mel bands", [&](const std::vector<float>&, const torch::Tensor&) {
+      processor.filterbank().apply(magnitudes[next++ % magnitudes.size()]);
+    });
+    std::vector<torch::Tensor> mels;
+    for (const auto& m : magnitudes) mels.push_back(processor.filterbank().apply(m));
+    timed("  compress mel", [&](const std::vector<float>&, const torch::Tensor&) {
+      torch::Tensor mel = mels[next++ % mels.size()].clone();
+      processor.compression().compress_in_place(mel.data_ptr<float>(), mel.numel());
+    });
+    timed("  compress linear", [&](const std::vector<float>&, const torch::Tensor&) {
+      torch::Tensor linear = magnitudes[next++ % magnitudes.size()].clone();
+      processor.compression().compress_in_place(linear.data_ptr<float>(), linear.numel());
+    });
   }
   return 0;
 }

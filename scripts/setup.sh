@@ -9,6 +9,7 @@ packages=(
   libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev
   libgtest-dev libgmock-dev
   libsndfile1-dev libsoxr-dev zlib1g-dev
+  libfftw3-dev            # FFTW: the CPU STFT of feature extraction
   espeak-ng               # generates the small speech corpus of tests and the quickstart
   clang-format
 )

@@ -19,12 +19,6 @@ const config::AudioOptions& validated(const config::AudioOptions& options) {
   return options;
 }
 
-torch::Tensor to_tensor(const std::vector<float>& samples) {
-  return torch::from_blob(const_cast<float*>(samples.data()),
-                          {static_cast<int64_t>(samples.size())}, torch::kFloat32)
-      .clone();
-}
-
 }  // namespace
 
 AudioProcessor::AudioProcessor(const config::AudioOptions& options)
@@ -41,23 +35,31 @@ Features AudioProcessor::compute(const std::vector<float>& samples, bool with_li
   for (size_t i = 0; i < samples.size(); ++i) {
     TTS_CHECK(std::isfinite(samples[i]), "sample {} is {}; audio must be finite", i, samples[i]);
   }
-  std::vector<float> signal;
+  int64_t start = 0;
+  int64_t end = static_cast<int64_t>(samples.size());
   if (options_.trim) {
     TrimRange range = trimmer_.find(samples);
-    signal.assign(samples.begin() + range.start, samples.begin() + range.end);
-  } else {
-    signal = samples;
+    start = range.start;
+    end = range.end;
   }
-  TTS_CHECK(static_cast<int64_t>(signal.size()) >= options_.n_fft,
+  TTS_CHECK(end - start >= options_.n_fft,
             "audio shorter than one frame: {} samples{} but audio.n_fft = {}; drop the clip",
-            signal.size(), options_.trim ? " after trimming" : "", options_.n_fft);
+            end - start, options_.trim ? " after trimming" : "", options_.n_fft);
+  std::vector<float> signal(samples.begin() + start, samples.begin() + end);
   preemphasis_.apply(signal);
+  // The CPU path on raw memory: FFTW magnitude, the mel bands, compression in place.
   torch::NoGradGuard no_grad;
-  const torch::Tensor magnitude = stft_.magnitude(to_tensor(signal), options_.magnitude_power);
+  const int64_t n = static_cast<int64_t>(signal.size());
+  torch::Tensor magnitude = torch::empty({stft_.n_frames(n), stft_.n_bins()}, torch::kFloat32);
+  stft_.magnitude(signal.data(), n, options_.magnitude_power, magnitude.data_ptr<float>());
   Features features;
-  features.mel = compression_.compress(filterbank_.apply(magnitude)).contiguous();
-  if (with_linear) features.linear = compression_.compress(magnitude).contiguous();
-  features.n_samples = static_cast<int64_t>(signal.size());
+  features.mel = filterbank_.apply(magnitude);
+  compression_.compress_in_place(features.mel.data_ptr<float>(), features.mel.numel());
+  if (with_linear) {
+    compression_.compress_in_place(magnitude.data_ptr<float>(), magnitude.numel());
+    features.linear = magnitude;
+  }
+  features.n_samples = n;
   return features;
 }
 

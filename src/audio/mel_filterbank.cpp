@@ -98,9 +98,16 @@ torch::Tensor MelFilterbank::apply(const torch::Tensor& spectrum) const {
     const float* frame = in + t * n_bins;
     for (int64_t m = 0; m < n_mels; ++m) {
       const float* filter = weights + m * n_bins;
-      float sum = 0.f;
-      for (int64_t k = band_begin_[m]; k < band_end_[m]; ++k) sum += filter[k] * frame[k];
-      out[t * n_mels + m] = sum;
+      // Four partial sums: independent chains the compiler can keep in flight (a single running
+      // sum is one long dependency chain, and may not be reordered without -ffast-math).
+      float sum[4] = {0.f, 0.f, 0.f, 0.f};
+      int64_t k = band_begin_[m];
+      const int64_t end = band_end_[m];
+      for (; k + 4 <= end; k += 4) {
+        for (int j = 0; j < 4; ++j) sum[j] += filter[k + j] * frame[k + j];
+      }
+      for (; k < end; ++k) sum[0] += filter[k] * frame[k];
+      out[t * n_mels + m] = (sum[0] + sum[1]) + (sum[2] + sum[3]);
     }
   }
   return mel;

@@ -14,7 +14,9 @@ Runner setup_data(CLI::App& app) {
   auto data_dir = std::make_shared<std::string>();
   app.require_subcommand(1);
   CLI::App* check = app.add_subcommand(
-      "check", "check a feature store against a config: settings, lists and every .npy file");
+      "check",
+      "check a feature store against a config: settings, lists and every .npy file (dtype, "
+      "shape, size, NaN/Inf values)");
   args->add_to(*check, true);
   check->add_option("--data", *data_dir, "the feature store (the --output of tts-train preprocess)")
       ->required();

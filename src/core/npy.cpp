@@ -43,6 +43,28 @@ void convert(const char* bytes, size_t count, float* out) {
   }
 }
 
+// Fortran order (first index fastest, as numpy.save writes a Fortran-contiguous array, e.g.
+// some of librosa's outputs) to C order (last index fastest).
+std::vector<float> fortran_to_c_order(const std::vector<float>& values,
+                                      const std::vector<int64_t>& shape) {
+  const size_t rank = shape.size();
+  std::vector<int64_t> c_stride(rank, 1);
+  for (size_t k = rank - 1; k-- > 0;) c_stride[k] = c_stride[k + 1] * shape[k + 1];
+  std::vector<float> out(values.size());
+  std::vector<int64_t> index(rank, 0);
+  int64_t c_offset = 0;
+  for (float value : values) {  // file order: index[0] fastest
+    out[static_cast<size_t>(c_offset)] = value;
+    for (size_t k = 0; k < rank; ++k) {
+      c_offset += c_stride[k];
+      if (++index[k] < shape[k]) break;
+      c_offset -= c_stride[k] * shape[k];
+      index[k] = 0;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 int64_t NpyArray::size() const {
@@ -125,9 +147,6 @@ NpyHeader read_npy_header(const std::string& path) {
 
 NpyArray read_npy(const std::string& path) {
   NpyHeader header = read_npy_header(path);
-  TTS_CHECK(!header.fortran_order,
-            "{}: the array is in Fortran order; save it in C order (numpy.ascontiguousarray)",
-            path);
   size_t item_size;
   if (header.dtype == "<f4" || header.dtype == "<i4") {
     item_size = 4;
@@ -161,6 +180,9 @@ NpyArray read_npy(const std::string& path) {
     convert<int32_t>(bytes.data(), count, array.data.data());
   } else {
     convert<int64_t>(bytes.data(), count, array.data.data());
+  }
+  if (header.fortran_order && array.shape.size() >= 2) {
+    array.data = fortran_to_c_order(array.data, array.shape);
   }
   return array;
 }

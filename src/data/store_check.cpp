@@ -2,15 +2,58 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "tts/core/error.h"
 #include "tts/core/logging.h"
+#include "tts/core/npy.h"
 #include "tts/core/timer.h"
 #include "tts/data/feature_store.h"
 
 namespace tts::data {
+namespace {
+
+// A feature file that passed check_feature_file (so it is [frames, bins] float32 of the right
+// size), scanned for NaN and Inf: training on one poisons every weight. Counts both and names the
+// first one's frame and bin.
+std::optional<std::string> non_finite_values(const std::string& path, const std::string& id,
+                                             int64_t bins) {
+  NpyArray array;
+  try {
+    array = read_npy(path);
+  } catch (const Error& e) {
+    std::string reason = e.what();
+    if (reason.rfind(path + ": ", 0) == 0) reason.erase(0, path.size() + 2);
+    return fmt::format("{} (utterance {}): {}", path, id, reason);
+  }
+  int64_t nan = 0;
+  int64_t inf = 0;
+  int64_t first = -1;
+  for (size_t i = 0; i < array.data.size(); ++i) {
+    const float v = array.data[i];
+    if (std::isfinite(v)) continue;
+    if (first < 0) first = static_cast<int64_t>(i);
+    ++(std::isnan(v) ? nan : inf);
+  }
+  if (first < 0) return std::nullopt;
+  return fmt::format(
+      "{} (utterance {}): {} non-finite value{} ({} NaN, {} Inf), the first at frame {}, bin {} "
+      "({}); re-run tts-train preprocess",
+      path, id, nan + inf, nan + inf == 1 ? "" : "s", nan, inf, first / bins, first % bins,
+      array.data[static_cast<size_t>(first)]);
+}
+
+// check_feature_file, then (when the file is sound) the scan for NaN/Inf.
+std::optional<std::string> feature_file_problem(const std::string& path, const std::string& id,
+                                                int64_t bins, int64_t frames) {
+  if (auto problem = check_feature_file(path, id, bins, frames)) return problem;
+  return non_finite_values(path, id, bins);
+}
+
+}  // namespace
 
 StoreCheckReport check_store(const std::string& dir_argument, const config::Config& config) {
   std::string dir = dir_argument;
@@ -73,13 +116,13 @@ StoreCheckReport check_store(const std::string& dir_argument, const config::Conf
   report.utterances = static_cast<int64_t>(all.size());
   Progress progress("utterances", report.utterances, log::get("data"));
   for (const auto& [id, u] : all) {
-    if (auto problem = check_feature_file(u->mel_path, id, config.audio.n_mels, u->n_frames)) {
+    if (auto problem = feature_file_problem(u->mel_path, id, config.audio.n_mels, u->n_frames)) {
       problems.push_back(*problem);
     }
     ++report.files;
     if (!u->linear_path.empty()) {
       if (auto problem =
-              check_feature_file(u->linear_path, id, config.audio.n_linear(), u->n_frames)) {
+              feature_file_problem(u->linear_path, id, config.audio.n_linear(), u->n_frames)) {
         problems.push_back(*problem);
       }
       ++report.files;

@@ -25,27 +25,11 @@ inline std::string tmp_path(const std::string& name) {
   return dir + "/" + name;
 }
 
-// Also reads the Fortran-ordered float32 arrays librosa saves (tts::read_npy takes C order only).
+// A reference array as a tensor (tts::read_npy also takes the Fortran-ordered arrays librosa
+// saves, returning C order).
 inline torch::Tensor load_npy(const std::string& path) {
-  NpyHeader header = read_npy_header(path);
-  if (!header.fortran_order) {
-    NpyArray array = read_npy(path);
-    return torch::from_blob(array.data.data(), array.shape, torch::kFloat32).clone();
-  }
-  EXPECT_EQ(header.dtype, "<f4") << path;
-  std::vector<int64_t> reversed(header.shape.rbegin(), header.shape.rend());
-  int64_t count = 1;
-  for (int64_t d : header.shape) count *= d;
-  std::vector<float> data(count);
-  std::ifstream in(path, std::ios::binary);
-  in.seekg(static_cast<std::streamoff>(header.data_offset));
-  in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(count * 4));
-  EXPECT_EQ(in.gcount(), count * 4) << path;
-  torch::Tensor t = torch::from_blob(data.data(), reversed, torch::kFloat32).clone();
-  std::vector<int64_t> reverse_dims;
-  for (int64_t d = static_cast<int64_t>(reversed.size()) - 1; d >= 0; --d)
-    reverse_dims.push_back(d);
-  return t.permute(reverse_dims).contiguous();
+  NpyArray array = read_npy(path);
+  return torch::from_blob(array.data.data(), array.shape, torch::kFloat32).clone();
 }
 
 // ||a - b|| / ||b|| in double.

@@ -2,11 +2,14 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "../data/store/make_store.h"
 #include "cli_test_util.h"
@@ -66,6 +69,41 @@ TEST(DataCheck, ListsEveryProblemWithFileAndUtteranceAndExitsOne) {
   }
   Result with_log = run_cli("data check --config " + config_path + " --data " + dir, true);
   EXPECT_NE(with_log.output.find("11 problems"), std::string::npos) << with_log.output;
+}
+
+// NaN and Inf values in otherwise sound feature files: each file is reported with its utterance,
+// the counts and the first position; clean files are not.
+TEST(DataCheck, ReportsNanAndInfValuesPerFileAndUtterance) {
+  std::string config_path = write_config("check_nan.yaml", "audio:\n  linear: true\n");
+  tts::config::Config config = tts::config::load_config(config_path);
+  auto utterances = tts::test::varied_utterances(6);
+  std::string dir = tts::test::make_store(tts::test::temp_dir("check_nan"), config, utterances, 2);
+  const int64_t n_mels = config.audio.n_mels;
+  const int64_t n_linear = config.audio.n_linear();
+  // u001's mel: NaN at frame 3, bin 7 and at frame 4, bin 0; +Inf at frame 5, bin 79.
+  std::vector<float> mel(utterances[1].frames * n_mels, 0.5f);
+  mel[3 * n_mels + 7] = std::numeric_limits<float>::quiet_NaN();
+  mel[4 * n_mels] = std::numeric_limits<float>::quiet_NaN();
+  mel[5 * n_mels + 79] = std::numeric_limits<float>::infinity();
+  tts::write_npy(dir + "/mels/u001.npy", mel.data(), {utterances[1].frames, n_mels});
+  // u004's linear target: one -Inf at frame 0, bin 2.
+  std::vector<float> linear(utterances[4].frames * n_linear, -1.0f);
+  linear[2] = -std::numeric_limits<float>::infinity();
+  tts::write_npy(dir + "/linear/u004.npy", linear.data(), {utterances[4].frames, n_linear});
+
+  Result result = run_cli("data check --config " + config_path + " --data " + dir);
+  EXPECT_EQ(result.exit_code, 1);
+  const std::string& out = result.output;
+  EXPECT_NE(out.find(dir + "/mels/u001.npy (utterance u001): 3 non-finite values (2 NaN, 1 Inf), "
+                           "the first at frame 3, bin 7 (nan)"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find(dir + "/linear/u004.npy (utterance u004): 1 non-finite value (0 NaN, 1 Inf), "
+                           "the first at frame 0, bin 2 (-inf)"),
+            std::string::npos)
+      << out;
+  // Exactly those two problems.
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 2) << out;
 }
 
 TEST(DataCheck, MissingArgumentsAreUsageErrors) {

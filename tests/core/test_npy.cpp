@@ -1,7 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
@@ -23,6 +26,25 @@ std::string error_of(Fn fn) {
   }
   ADD_FAILURE() << "expected tts::Error";
   return "";
+}
+
+// A version-1 .npy file with the given header dict and raw data bytes, written by hand.
+void write_raw_npy(const std::string& path, const std::string& dict, const std::string& data) {
+  std::string header = dict;
+  header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
+  header.push_back('\n');
+  std::string bytes = "\x93NUMPY";
+  bytes += std::string("\x01\x00", 2);
+  bytes.push_back(static_cast<char>(header.size() & 0xff));
+  bytes.push_back(static_cast<char>(header.size() >> 8));
+  std::ofstream(path, std::ios::binary) << bytes << header << data;
+}
+
+template <class T>
+std::string raw_bytes(const std::vector<T>& values) {
+  std::string bytes(values.size() * sizeof(T), '\0');
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
 }
 
 }  // namespace
@@ -78,4 +100,54 @@ TEST(Npy, BadFilesNameTheFileAndTheProblem) {
 
   EXPECT_NE(error_of([&] { tts::read_npy(temp_path("missing.npy")); }).find("cannot open"),
             std::string::npos);
+}
+
+// numpy.save writes a Fortran-contiguous array (np.asfortranarray, some librosa outputs) with
+// fortran_order True and the first index fastest; read_npy returns it in C order.
+TEST(Npy, ReadsFortranOrderIntoCOrder) {
+  // a = [[0, 1, 2], [10, 11, 12]] (shape (2, 3)); Fortran order stores columns: 0 10 1 11 2 12.
+  std::string path = temp_path("fortran2.npy");
+  write_raw_npy(path, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }",
+                raw_bytes(std::vector<float>{0, 10, 1, 11, 2, 12}));
+  tts::NpyArray array = tts::read_npy(path);
+  EXPECT_EQ(array.shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(array.data, (std::vector<float>{0, 1, 2, 10, 11, 12}));
+  EXPECT_TRUE(tts::read_npy_header(path).fortran_order);
+
+  // 3-D float64: element [i, j, k] = 100 i + 10 j + k, shape (2, 3, 4), stored i fastest.
+  std::vector<double> fortran;
+  for (int k = 0; k < 4; ++k) {
+    for (int j = 0; j < 3; ++j) {
+      for (int i = 0; i < 2; ++i) fortran.push_back(100 * i + 10 * j + k);
+    }
+  }
+  std::string path3 = temp_path("fortran3.npy");
+  write_raw_npy(path3, "{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3, 4), }",
+                raw_bytes(fortran));
+  tts::NpyArray cube = tts::read_npy(path3);
+  ASSERT_EQ(cube.shape, (std::vector<int64_t>{2, 3, 4}));
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 3; ++j) {
+      for (int k = 0; k < 4; ++k) {
+        EXPECT_EQ(cube.data[(i * 3 + j) * 4 + k], 100 * i + 10 * j + k) << i << j << k;
+      }
+    }
+  }
+
+  // 1-D and empty arrays are the same in either order.
+  std::string path1 = temp_path("fortran1.npy");
+  write_raw_npy(path1, "{'descr': '<f4', 'fortran_order': True, 'shape': (3,), }",
+                raw_bytes(std::vector<float>{1, 2, 3}));
+  EXPECT_EQ(tts::read_npy(path1).data, (std::vector<float>{1, 2, 3}));
+  std::string path0 = temp_path("fortran0.npy");
+  write_raw_npy(path0, "{'descr': '<f4', 'fortran_order': True, 'shape': (0, 80), }", "");
+  EXPECT_EQ(tts::read_npy(path0).shape, (std::vector<int64_t>{0, 80}));
+
+  // A truncated Fortran-order file is still an error naming the file.
+  std::string short_path = temp_path("fortran_short.npy");
+  write_raw_npy(short_path, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }",
+                raw_bytes(std::vector<float>{0, 10, 1}));
+  std::string message = error_of([&] { tts::read_npy(short_path); });
+  EXPECT_NE(message.find("truncated .npy data"), std::string::npos) << message;
+  EXPECT_NE(message.find(short_path), std::string::npos) << message;
 }

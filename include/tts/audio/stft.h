@@ -1,13 +1,15 @@
 // Short-time Fourier transform with librosa.stft's framing: the Hann window of win_length
 // zero-padded to n_fft, frames hop_length apart and, with `center`, the signal padded by n_fft/2
 // on both sides (reflect or zeros) so frame t is centred on sample t * hop_length. Runs on the
-// device of its input (CPU or GPU) through torch::stft / torch::istft.
+// device of its input: magnitude() through FFTW on the CPU and torch::stft elsewhere; forward()
+// and inverse() through torch::stft / torch::istft everywhere.
 #pragma once
 
 #include <torch/types.h>
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tts/config/audio_options.h"
 
@@ -21,10 +23,15 @@ class Stft {
   explicit Stft(const config::AudioOptions& options);
 
   // [samples] float32 -> [frames, n_fft/2+1] complex64. The signal must hold at least n_fft
-  // samples (throws tts::Error otherwise).
+  // samples (throws tts::Error otherwise). Always torch::stft.
   torch::Tensor forward(const torch::Tensor& samples) const;
-  // |forward(samples)|^power: [frames, n_fft/2+1] float32.
+  // |forward(samples)|^power: [frames, n_fft/2+1] float32, on the input's device. On the CPU it
+  // is computed by FFTW (single precision, one r2c per frame, ~3x faster than torch::stft here),
+  // elsewhere (GPU) by torch::stft; the two agree to ~1e-6 relative.
   torch::Tensor magnitude(const torch::Tensor& samples, double power = 1.0) const;
+  // The CPU path of magnitude() on raw memory: n samples -> n_frames(n) x n_bins() values written
+  // to `out` (time-major). Thread-safe: FFTW plans are made once per n_fft for the process.
+  void magnitude(const float* samples, int64_t n, double power, float* out) const;
   // Inverse by windowed overlap-add: [frames, n_fft/2+1] complex64 -> [length] float32.
   torch::Tensor inverse(const torch::Tensor& spectrum, int64_t length) const;
 
@@ -42,6 +49,10 @@ class Stft {
   bool center_;
   std::string pad_mode_;
   torch::Tensor window_;  // [n_fft] float32, CPU
+  // The window's non-zero span [window_begin_, window_end_) as floats, for the FFTW path.
+  std::vector<float> window_values_;
+  int64_t window_begin_ = 0;
+  int64_t window_end_ = 0;
 };
 
 }  // namespace tts::audio

@@ -1,6 +1,7 @@
 // NumPy .npy files, the project's array format everywhere (readable by numpy.load). Only float32,
 // little-endian, C order is written; reading also accepts float64 and int16/int32/int64 (converted
-// to float) and rejects anything else with a message naming the file and the dtype found.
+// to float) and Fortran order (transposed into C order), and rejects anything else with a message
+// naming the file and the dtype found.
 #pragma once
 
 #include <cstdint>
@@ -23,8 +24,9 @@ inline void write_npy(const std::string& path, const NpyArray& array) {
   write_npy(path, array.data.data(), array.shape);
 }
 
-// Reads an .npy file; throws tts::Error naming the file and what is wrong (not a .npy file,
-// unsupported dtype, Fortran order, truncated data).
+// Reads an .npy file into C order (a Fortran-order array is transposed, so data[i*cols + j] is
+// element [i, j] either way); throws tts::Error naming the file and what is wrong (not a .npy
+// file, unsupported dtype, truncated data).
 NpyArray read_npy(const std::string& path);
 
 // Reads only the header: the shape and dtype string ("<f4"). Throws like read_npy.

@@ -1,6 +1,7 @@
 // `tts-train data check`: every check that training makes (settings against the config, the
-// utterance lists, each .npy file's dtype, rank, bins, frames and size), over the whole store at
-// once, collecting every problem instead of stopping at the first.
+// utterance lists, each .npy file's dtype, rank, bins, frames and size), plus a scan of every
+// value for NaN/Inf, over the whole store at once, collecting every problem instead of stopping
+// at the first.
 #pragma once
 
 #include <cstdint>
