@@ -38,13 +38,24 @@ Features AudioProcessor::compute(const std::vector<float>& samples, bool with_li
   int64_t start = 0;
   int64_t end = static_cast<int64_t>(samples.size());
   if (options_.trim) {
-    TrimRange range = trimmer_.find(samples);
+    TrimRange range;
+    try {
+      range = trimmer_.find(samples);
+    } catch (const Error& e) {  // all silence
+      throw UnusableAudio("silent", e.what());
+    }
     start = range.start;
     end = range.end;
   }
-  TTS_CHECK(end - start >= options_.n_fft,
-            "audio shorter than one frame: {} samples{} but audio.n_fft = {}; drop the clip",
-            end - start, options_.trim ? " after trimming" : "", options_.n_fft);
+  if (end - start < options_.n_fft) {
+    throw UnusableAudio(
+        "too short",
+        fmt::format("audio shorter than one frame: {} samples{} but audio.n_fft = {}; drop the "
+                    "clip{}",
+                    end - start,
+                    options_.trim ? fmt::format(" after trimming (of {})", samples.size()) : "",
+                    options_.n_fft, options_.trim ? " or lower audio.trim_top_db" : ""));
+  }
   std::vector<float> signal(samples.begin() + start, samples.begin() + end);
   preemphasis_.apply(signal);
   // The CPU path on raw memory: FFTW magnitude, the mel bands, compression in place.

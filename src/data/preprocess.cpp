@@ -253,6 +253,8 @@ Outcome process(const Job& job, const audio::AudioProcessor& audio, const Metada
                         wav, samples.size(), options.n_fft));
       }
       features = audio.compute(samples, options.linear);
+    } catch (const audio::UnusableAudio& e) {
+      return skip(fmt::format("{}: '{}': {}", e.category(), wav, e.what()));
     } catch (const std::exception& e) {
       std::string message = e.what();
       if (message.find(wav) == std::string::npos) message = wav + ": " + message;

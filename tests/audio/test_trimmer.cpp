@@ -8,6 +8,7 @@
 #include <random>
 
 #include "audio_test_util.h"
+#include "tts/audio/audio_processor.h"
 #include "tts/audio/trimmer.h"
 #include "tts/core/error.h"
 
@@ -94,4 +95,27 @@ TEST(Trimmer, AllSilenceIsAnErrorNotAnEmptyRange) {
 }
 
 }  // namespace
+TEST(AudioProcessorTrimming, SilenceAndClipsTooShortAfterTrimmingAreUnusableWithACategory) {
+  config::AudioOptions options;  // trim on, trim_frame_length 2048, hop 512
+  options.n_fft = options.win_length = 4096;
+  AudioProcessor processor(options);
+  try {
+    processor.compute(std::vector<float>(22050, 0.0f), false);
+    FAIL() << "silence gave features";
+  } catch (const UnusableAudio& e) {
+    EXPECT_EQ(e.category(), "silent") << e.what();
+  }
+  // A 100-sample click in 2 s of silence: trimming keeps about one trimming frame, < n_fft.
+  std::vector<float> click(44100, 0.0f);
+  for (int i = 0; i < 100; ++i) click[22000 + i] = 0.5f * std::sin(0.3f * i);
+  try {
+    processor.compute(click, false);
+    FAIL() << "a click gave features";
+  } catch (const UnusableAudio& e) {
+    EXPECT_EQ(e.category(), "too short") << e.what();
+    EXPECT_NE(std::string(e.what()).find("after trimming (of 44100)"), std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace tts::audio

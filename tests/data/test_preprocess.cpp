@@ -53,7 +53,7 @@ void write_pcm16(const std::string& path, const std::vector<int16_t>& samples) {
 }
 
 // kGoodClips espeak-ng clips, then planted problems: a malformed line, a missing WAV, a garbage
-// WAV, an empty transcript, a duplicate id and a clip shorter than one frame.
+// WAV, an empty transcript, a duplicate id, a clip shorter than one frame and a silent one.
 class Preprocess : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -73,12 +73,14 @@ class Preprocess : public ::testing::Test {
              << "BAD-garbage|A garbage file.|A garbage file.\n"
              << "BAD-empty|  |  \n"
              << first_id_ << "|A duplicate.|A duplicate.\n"
-             << "BAD-short|Too short.|Too short.\n";
+             << "BAD-short|Too short.|Too short.\n"
+             << "BAD-silent|Only silence.|Only silence.\n";
     std::ofstream(kCorpus + "/wavs/BAD-garbage.wav") << "this is not a wav file at all";
     fs::copy_file(kCorpus + "/wavs/" + first_id_ + ".wav", kCorpus + "/wavs/BAD-empty.wav");
     std::vector<int16_t> short_clip(300);
     for (size_t i = 0; i < short_clip.size(); ++i) short_clip[i] = static_cast<int16_t>(i * 37);
     write_pcm16(kCorpus + "/wavs/BAD-short.wav", short_clip);
+    write_pcm16(kCorpus + "/wavs/BAD-silent.wav", std::vector<int16_t>(22050, 0));
   }
 
   void SetUp() override {
@@ -106,13 +108,13 @@ TEST_F(Preprocess, WritesAValidStoreAndReportsEveryBadInput) {
   std::string out = kTmp + "/store";
   tts::data::PreprocessSummary summary = run(out, 1);
   EXPECT_FALSE(summary.interrupted);
-  EXPECT_EQ(summary.inputs, kGoodClips + 6);
+  EXPECT_EQ(summary.inputs, kGoodClips + 7);
   EXPECT_EQ(summary.kept, kGoodClips);
-  EXPECT_EQ(summary.skipped, 6);
+  EXPECT_EQ(summary.skipped, 7);
   EXPECT_EQ(summary.reused, 0);
-  std::map<std::string, int64_t> expected_reasons = {{"malformed line", 1}, {"missing wav", 1},
-                                                     {"bad audio", 1},      {"empty transcript", 1},
-                                                     {"duplicate id", 1},   {"too short", 1}};
+  std::map<std::string, int64_t> expected_reasons = {
+      {"malformed line", 1}, {"missing wav", 1}, {"bad audio", 1}, {"empty transcript", 1},
+      {"duplicate id", 1},   {"too short", 1},   {"silent", 1}};
   EXPECT_EQ(summary.skipped_by_reason, expected_reasons);
 
   // metadata.tsv: header, one row per kept clip, arrays that match it.
@@ -141,7 +143,7 @@ TEST_F(Preprocess, WritesAValidStoreAndReportsEveryBadInput) {
 
   // errors.tsv: every planted problem, in line order, with its line and id.
   std::vector<std::string> errors = lines_of(out + "/errors.tsv");
-  ASSERT_EQ(errors.size(), 7u);
+  ASSERT_EQ(errors.size(), 8u);
   EXPECT_EQ(errors[0], "line\tid\treason");
   auto error = [&](size_t k) { return split(errors[k], '\t'); };
   EXPECT_EQ(error(1)[0], std::to_string(kGoodClips + 1));
@@ -158,6 +160,9 @@ TEST_F(Preprocess, WritesAValidStoreAndReportsEveryBadInput) {
   EXPECT_EQ(error(5)[2].rfind("duplicate id", 0), 0u);
   EXPECT_EQ(error(6)[1], "BAD-short");
   EXPECT_EQ(error(6)[2].rfind("too short", 0), 0u);
+  EXPECT_EQ(error(7)[1], "BAD-silent");
+  EXPECT_EQ(error(7)[2].rfind("silent: ", 0), 0u) << errors[7];
+  EXPECT_NE(error(7)[2].find("BAD-silent.wav"), std::string::npos) << errors[7];
 
   // train.tsv and val.tsv partition metadata.tsv; tiny.yaml asks for 4 validation utterances.
   std::vector<std::string> train = lines_of(out + "/train.tsv");
@@ -184,7 +189,7 @@ TEST_F(Preprocess, WritesAValidStoreAndReportsEveryBadInput) {
   EXPECT_EQ(stored.text.cleaners, config().text.cleaners);
   EXPECT_EQ(tts::config::dump_sections(stored, {"audio", "text"}),
             tts::config::dump_sections(config(), {"audio", "text"}));
-  EXPECT_NE(yaml.find(fmt::format("counts: {{kept: {}, skipped: 6, frames: {}, hours: ", kGoodClips,
+  EXPECT_NE(yaml.find(fmt::format("counts: {{kept: {}, skipped: 7, frames: {}, hours: ", kGoodClips,
                                   frames)),
             std::string::npos)
       << yaml;
@@ -285,7 +290,7 @@ TEST_F(Preprocess, TooManySkipsFailAfterWritingErrorsButNotFeaturesYaml) {
     EXPECT_NE(message.find("data.max_skip_fraction"), std::string::npos) << message;
     EXPECT_NE(message.find("errors.tsv"), std::string::npos) << message;
   }
-  EXPECT_EQ(lines_of(out + "/errors.tsv").size(), 7u);
+  EXPECT_EQ(lines_of(out + "/errors.tsv").size(), 8u);  // header + 7 skipped
   EXPECT_FALSE(fs::exists(out + "/features.yaml"));
 }
 

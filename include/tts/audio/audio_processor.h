@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tts/audio/compression.h"
@@ -17,6 +18,7 @@
 #include "tts/audio/stft.h"
 #include "tts/audio/trimmer.h"
 #include "tts/config/audio_options.h"
+#include "tts/core/error.h"
 
 namespace tts::audio {
 
@@ -26,14 +28,27 @@ struct Features {
   int64_t n_samples = 0;  // samples after trimming (what the frames cover)
 };
 
+// Audio that reads fine but gives no training example: `category()` is "silent" (nothing above
+// the trimming threshold) or "too short" (fewer than n_fft samples, after trimming if on).
+// Preprocessing reports it under that category instead of "bad audio".
+class UnusableAudio : public Error {
+ public:
+  UnusableAudio(std::string category, const std::string& message)
+      : Error(message), category_(std::move(category)) {}
+  const std::string& category() const { return category_; }
+
+ private:
+  std::string category_;
+};
+
 class AudioProcessor {
  public:
   // Validates `options` (throws UsageError).
   explicit AudioProcessor(const config::AudioOptions& options);
 
-  // Trims (if options.trim; throws tts::Error when nothing would be left, e.g. all silence),
-  // pre-emphasizes, STFT, mel, compresses. Throws tts::Error on NaN/Inf samples or audio shorter
-  // than one frame (n_fft samples after trimming).
+  // Trims (if options.trim), pre-emphasizes, STFT, mel, compresses. Throws tts::Error on NaN/Inf
+  // samples, UnusableAudio on all-silent audio or audio shorter than one frame (n_fft samples,
+  // after trimming).
   Features compute(const std::vector<float>& samples, bool with_linear) const;
   // read_audio + compute; errors name the file.
   Features compute_file(const std::string& path, bool with_linear) const;

@@ -1,0 +1,82 @@
+// The fixture of the tests that train for real through the CLI: a small espeak-ng corpus,
+// preprocessed once per test process into a directory of its own, and helpers to train, read a
+// checkpoint's tensor norms through `inspect --json` and compare two runs.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "cli_test_util.h"
+
+namespace tts::test {
+
+inline const std::string kTiny = std::string(TTS_SOURCE_DIR) + "/configs/tiny.yaml";
+
+// Dropout off and BatchNorm frozen (batch statistics are per rank, as in PyTorch DDP without
+// SyncBatchNorm), so that runs can be compared exactly.
+inline const std::string kExact =
+    " --set train.freeze_batch_norm=true --set model.p_prenet_dropout=0 --set "
+    "model.p_attention_dropout=0"
+    " --set model.p_decoder_dropout=0 --set model.p_encoder_dropout=0"
+    " --set model.p_postnet_dropout=0 --set train.val_interval=1000"
+    " --set train.checkpoint_interval=1000 --set logging.samples=false";
+
+class TrainFixture : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    // ctest runs every test as its own process: each makes its corpus in a directory of its own.
+    root_ = tts::test::fresh_dir("train_command_" + std::to_string(getpid()));
+    std::string corpus = root_ + "/corpus";
+    std::string make = "MAX_CHARS=60 " + std::string(TTS_SOURCE_DIR) + "/scripts/make_corpus.sh " +
+                       corpus + " 16 >/dev/null";
+    ASSERT_EQ(std::system(make.c_str()), 0);
+    feats_ = root_ + "/feats";
+    CliResult result = run_cli("preprocess --config " + kTiny + " --input " + corpus +
+                                   " --output " + feats_ + " --workers 2",
+                               true);
+    ASSERT_EQ(result.exit_code, 0) << result.output;
+  }
+
+  static std::string train(const std::string& run, const std::string& extra) {
+    CliResult result = run_cli("train --config " + kTiny + " --data " + feats_ + " --out " + root_ +
+                                   "/" + run + " " + extra,
+                               true);
+    EXPECT_EQ(result.exit_code, 0) << result.output;
+    return result.output;
+  }
+
+  // name -> l2 of every tensor of the run's latest checkpoint, via `inspect --json`.
+  static std::map<std::string, double> tensor_norms(const std::string& run) {
+    CliResult result = run_cli("inspect --json " + root_ + "/" + run + "/checkpoints/latest");
+    EXPECT_EQ(result.exit_code, 0);
+    YAML::Node json = YAML::Load(result.output);  // JSON is YAML
+    std::map<std::string, double> norms;
+    for (const auto& tensor : json["tensors"]) {
+      norms[tensor["name"].as<std::string>()] = tensor["l2"].as<double>();
+    }
+    return norms;
+  }
+
+  static void expect_same_parameters(const std::string& a, const std::string& b, double tolerance) {
+    auto first = tensor_norms(a);
+    auto second = tensor_norms(b);
+    ASSERT_EQ(first.size(), second.size());
+    ASSERT_GT(first.size(), 10u);
+    for (const auto& [name, norm] : first) {
+      ASSERT_TRUE(second.count(name)) << name;
+      double scale = std::max(std::abs(norm), 1e-12);
+      EXPECT_LE(std::abs(norm - second[name]) / scale, tolerance)
+          << name << ": " << norm << " vs " << second[name];
+    }
+  }
+
+  static inline std::string root_;
+  static inline std::string feats_;
+};
+
+}  // namespace tts::test
