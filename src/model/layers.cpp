@@ -3,7 +3,6 @@
 #include <torch/torch.h>
 
 #include <cmath>
-#include <limits>
 #include <string>
 
 #include "tts/core/error.h"
@@ -118,17 +117,17 @@ torch::Tensor AttentionImpl::location_weight() {
       .view({-1, conv.size(1), conv.size(2)});
 }
 
+StepWeight AttentionImpl::query_weight() { return make_step_weight(query_layer_->weight); }
+
 std::pair<torch::Tensor, torch::Tensor> AttentionImpl::step(
-    const torch::Tensor& query, const torch::Tensor& processed, const torch::Tensor& memory,
-    const torch::Tensor& previous_and_cumulative, const torch::Tensor& location,
-    const torch::Tensor& mask) {
-  torch::Tensor processed_query = torch::mm(query, query_layer_->weight.t()).unsqueeze(2);
+    const StepWeight& query_weight, const torch::Tensor& query, const torch::Tensor& processed,
+    const torch::Tensor& memory, const torch::Tensor& previous_and_cumulative,
+    const torch::Tensor& location, const torch::Tensor& mask) {
+  torch::Tensor processed_query = step_linear(query_weight, {}, query);  // [B, A]
   torch::Tensor location_features =
       torch::conv1d(previous_and_cumulative, location, {}, 1, padding_);  // [B, A, T]
-  torch::Tensor energies =
-      torch::matmul(v_->weight, torch::tanh(location_features + processed + processed_query));
   torch::Tensor weights =
-      torch::softmax(energies.masked_fill(mask, -std::numeric_limits<float>::infinity()), -1);
+      attention_weights(location_features, processed, processed_query, v_->weight, mask);
   torch::Tensor context = torch::bmm(weights, memory).squeeze(1);
   return {context, weights};
 }
@@ -201,11 +200,10 @@ DecoderImpl::StepContext DecoderImpl::step_context(const torch::Tensor& memory,
   c.processed_memory = attention_layer_->process_memory(memory);
   c.mask = mask.unsqueeze(1);
   c.location = attention_layer_->location_weight();
-  c.attention_weight_t = torch::cat({attention_rnn_->weight_ih.narrow(1, prenet_dim_, encoder_dim_),
-                                     attention_rnn_->weight_hh},
-                                    1)
-                             .t();
-  c.decoder_weight_t = torch::cat({decoder_rnn_->weight_ih, decoder_rnn_->weight_hh}, 1).t();
+  c.query_weight = attention_layer_->query_weight();
+  c.attention_weight = make_step_weight(
+      attention_rnn_->weight_ih.narrow(1, prenet_dim_, encoder_dim_), attention_rnn_->weight_hh);
+  c.decoder_weight = make_step_weight(decoder_rnn_->weight_ih, decoder_rnn_->weight_hh);
   c.decoder_bias = decoder_rnn_->bias_ih + decoder_rnn_->bias_hh;
   return c;
 }
@@ -230,18 +228,19 @@ torch::Tensor DecoderImpl::step(const StepContext& c, const torch::Tensor& input
                                 const torch::Tensor& attention_mask,
                                 const torch::Tensor& decoder_mask, DecoderState& s) {
   torch::Tensor attention_gates =
-      torch::addmm(input_gates, torch::cat({s.context, s.attention_h}, 1), c.attention_weight_t);
+      step_linear(c.attention_weight, input_gates, torch::cat({s.context, s.attention_h}, 1));
   std::tie(s.attention_h, s.attention_c) =
       lstm_cell_pointwise(attention_gates, s.attention_c, attention_mask);
 
   torch::Tensor weights;
-  std::tie(s.context, weights) = attention_layer_->step(
-      s.attention_h, c.processed_memory, c.memory, s.weights_and_cumulative, c.location, c.mask);
+  std::tie(s.context, weights) =
+      attention_layer_->step(c.query_weight, s.attention_h, c.processed_memory, c.memory,
+                             s.weights_and_cumulative, c.location, c.mask);
   s.weights_and_cumulative =
       torch::cat({weights, s.weights_and_cumulative.narrow(1, 1, 1) + weights}, 1);
 
-  torch::Tensor decoder_gates = torch::addmm(
-      c.decoder_bias, torch::cat({s.attention_h, s.context, s.decoder_h}, 1), c.decoder_weight_t);
+  torch::Tensor decoder_gates = step_linear(c.decoder_weight, c.decoder_bias,
+                                            torch::cat({s.attention_h, s.context, s.decoder_h}, 1));
   std::tie(s.decoder_h, s.decoder_c) =
       lstm_cell_pointwise(decoder_gates, s.decoder_c, decoder_mask);
   return weights;
