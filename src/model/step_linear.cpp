@@ -10,6 +10,7 @@
 //    autograd then adds out of place into the running sum (a full-size allocation and a pass
 //    over the weight per step); the buffer reaches the parameters once, through the node that
 //    made the per-batch copy.
+#include <ATen/Parallel.h>
 #include <torch/torch.h>
 
 #include <string>
@@ -67,6 +68,61 @@ class StepWeightCopy : public torch::autograd::Function<StepWeightCopy> {
   }
 };
 
+// The three products for a few rows (the batch) on CPU, float and double: each streams the
+// large operand once with unit stride (the small ones stay in cache), so they run at memory
+// speed, where a general GEMM (Debian's libtorch uses the reference BLAS) is compute-bound.
+constexpr int64_t kMaxKernelRows = 16;
+
+bool use_cpu_kernel(const torch::Tensor& x, const torch::Tensor& weight) {
+  return x.device().is_cpu() && x.size(0) <= kMaxKernelRows &&
+         x.scalar_type() == weight.scalar_type() &&
+         (x.scalar_type() == torch::kFloat || x.scalar_type() == torch::kDouble);
+}
+
+// out [M, N] += a [M, K] @ b [K, N]; all contiguous.
+template <class T>
+void accumulate_product(int64_t rows, int64_t n, int64_t k, const T* a, const T* b, T* out) {
+  at::parallel_for(0, n, 2048, [&](int64_t begin, int64_t end) {
+    for (int64_t l = 0; l < k; ++l) {
+      const T* __restrict bl = b + l * n;
+      for (int64_t m = 0; m < rows; ++m) {
+        T coefficient = a[m * k + l];
+        T* __restrict o = out + m * n;
+        for (int64_t j = begin; j < end; ++j) o[j] += coefficient * bl[j];
+      }
+    }
+  });
+}
+
+// out [K, N] += a [M, K]^T @ b [M, N]; all contiguous.
+template <class T>
+void accumulate_outer(int64_t rows, int64_t n, int64_t k, const T* a, const T* b, T* out) {
+  at::parallel_for(0, k, 64, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      T* __restrict o = out + i * n;
+      for (int64_t m = 0; m < rows; ++m) {
+        T coefficient = a[m * k + i];
+        const T* __restrict bm = b + m * n;
+        for (int64_t j = 0; j < n; ++j) o[j] += coefficient * bm[j];
+      }
+    }
+  });
+}
+
+// base (undefined, [N] or [M, N]) + a [M, K] @ b [K, N] (b contiguous).
+torch::Tensor product(const torch::Tensor& base, const torch::Tensor& a_in,
+                      const torch::Tensor& b) {
+  torch::Tensor a = a_in.contiguous();
+  int64_t rows = a.size(0), k = a.size(1), n = b.size(1);
+  torch::Tensor out = base.defined() ? base.expand({rows, n}).clone(at::MemoryFormat::Contiguous)
+                                     : torch::zeros({rows, n}, a.options());
+  AT_DISPATCH_FLOATING_TYPES(a.scalar_type(), "step_linear_product", [&] {
+    accumulate_product(rows, n, k, a.data_ptr<scalar_t>(), b.data_ptr<scalar_t>(),
+                       out.data_ptr<scalar_t>());
+  });
+  return out;
+}
+
 // (x [B, in], weight_t [in, out], base: none or one of [B, out] or [out]; the weight [out, in]
 // and the accumulator [in, out] or undefined) -> base + x @ weight_t.
 class StepLinear : public torch::autograd::Function<StepLinear> {
@@ -78,6 +134,8 @@ class StepLinear : public torch::autograd::Function<StepLinear> {
     ctx->saved_data["weight"] = weight.tensor;
     ctx->saved_data["accumulator"] = accumulator.tensor;
     ctx->saved_data["base_dim"] = base.empty() ? int64_t{0} : base[0].dim();
+    if (use_cpu_kernel(x, weight_t))
+      return product(base.empty() ? torch::Tensor() : base[0], x, weight_t);
     return base.empty() ? torch::mm(x, weight_t) : torch::addmm(base[0], x, weight_t);
   }
 
@@ -87,8 +145,22 @@ class StepLinear : public torch::autograd::Function<StepLinear> {
     torch::Tensor accumulator = saved_tensor(ctx, "accumulator");
     int64_t base_dim = ctx->saved_data["base_dim"].toInt();
     variable_list out(5);  // x, weight_t, the base if any; none for the plain arguments
-    if (ctx->needs_input_grad(0)) out[0] = grad.mm(saved_tensor(ctx, "weight"));
-    if (accumulator.defined() && ctx->needs_input_grad(1)) accumulator.addmm_(x.t(), grad);
+    bool kernel = use_cpu_kernel(grad, x);
+    if (ctx->needs_input_grad(0)) {
+      torch::Tensor weight = saved_tensor(ctx, "weight");
+      out[0] = kernel ? product({}, grad, weight) : grad.mm(weight);
+    }
+    if (accumulator.defined() && ctx->needs_input_grad(1)) {
+      if (kernel) {
+        torch::Tensor xc = x.contiguous();
+        AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "step_linear_weight_grad", [&] {
+          accumulate_outer(xc.size(0), grad.size(1), xc.size(1), xc.data_ptr<scalar_t>(),
+                           grad.data_ptr<scalar_t>(), accumulator.data_ptr<scalar_t>());
+        });
+      } else {
+        accumulator.addmm_(x.t(), grad);
+      }
+    }
     if (base_dim > 0 && ctx->needs_input_grad(2)) out[2] = base_dim == 1 ? grad.sum(0) : grad;
     return out;
   }

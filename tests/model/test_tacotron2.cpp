@@ -479,14 +479,17 @@ TEST(LSTMCellPointwise, MatchesComposedOpsForwardAndBackward) {
 
 // A weight shared by several steps (as the decoder's LSTM weights): step_linear's values and the
 // gradients of the parameters, the bases and the inputs match torch::addmm's, also through a
-// second backward of a retained graph.
-TEST(StepLinear, MatchesAddmmOverSeveralStepsForwardAndBackward) {
+// second backward of a retained graph; with a small batch (the CPU kernels) and a large one.
+class StepLinearTest : public ::testing::TestWithParam<int64_t> {};
+
+TEST_P(StepLinearTest, MatchesAddmmOverSeveralStepsForwardAndBackward) {
   torch::manual_seed(22);
+  int64_t batch = GetParam();
   auto options = torch::TensorOptions().dtype(torch::kDouble).requires_grad(true);
   torch::Tensor first = torch::randn({8, 3}, options), second = torch::randn({8, 5}, options);
   torch::Tensor single = torch::randn({8, 8}, options);
-  torch::Tensor bias = torch::randn({8}, options), gates = torch::randn({4, 2, 8}, options);
-  torch::Tensor x0 = torch::randn({2, 8}, options);
+  torch::Tensor bias = torch::randn({8}, options), gates = torch::randn({4, batch, 8}, options);
+  torch::Tensor x0 = torch::randn({batch, 8}, options);
   std::vector<torch::Tensor> inputs{first, second, single, bias, gates, x0};
 
   auto run = [&](bool fused) {
@@ -520,6 +523,8 @@ TEST(StepLinear, MatchesAddmmOverSeveralStepsForwardAndBackward) {
     EXPECT_TRUE(torch::allclose(fused[i], reference[i], 1e-10, 1e-12)) << i;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Batch, StepLinearTest, ::testing::Values(2, 20));
 
 TEST(AttentionWeights, MatchComposedOpsForwardAndBackward) {
   torch::manual_seed(23);
