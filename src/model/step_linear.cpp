@@ -35,19 +35,19 @@ struct Plain {
   torch::Tensor tensor;
 };
 
-// (parts: [out, in_i] tensors; the accumulator [in, out] or undefined) -> [in, out] contiguous
-// copy of cat(parts, 1).t(). Backward hands out the accumulated gradient (plus the incoming one,
-// if anything else used the copy) and clears the accumulator.
+// (parts: [out, in_i] tensors; their concatenation `weight` [out, in]; the accumulator [in, out]
+// or undefined) -> [in, out] contiguous copy of weight.t(). Backward hands out the accumulated
+// gradient (plus the incoming one, if anything else used the copy) and clears the accumulator.
 class StepWeightCopy : public torch::autograd::Function<StepWeightCopy> {
  public:
-  static torch::Tensor forward(AutogradContext* ctx, at::TensorList parts, Plain accumulator) {
+  static torch::Tensor forward(AutogradContext* ctx, at::TensorList parts, Plain weight,
+                               Plain accumulator) {
     ctx->set_materialize_grads(false);
     ctx->saved_data["accumulator"] = accumulator.tensor;
     std::vector<int64_t> widths;
     for (const auto& part : parts) widths.push_back(part.size(1));
     ctx->saved_data["widths"] = widths;
-    torch::Tensor weight = parts.size() > 1 ? torch::cat(parts, 1) : parts[0];
-    return weight.t().clone(at::MemoryFormat::Contiguous);
+    return weight.tensor.t().clone(at::MemoryFormat::Contiguous);
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
@@ -55,7 +55,7 @@ class StepWeightCopy : public torch::autograd::Function<StepWeightCopy> {
     std::vector<int64_t> widths = ctx->saved_data["widths"].toIntVector();
     torch::Tensor grad_t = grads[0];  // [in, out]
     if (accumulator.defined()) grad_t = grad_t.defined() ? accumulator + grad_t : accumulator;
-    variable_list out(widths.size() + 1);  // one per part; none for the accumulator
+    variable_list out(widths.size() + 2);  // one per part; none for the plain arguments
     if (!grad_t.defined()) return out;
     // The parameters' [out, in_i] layout; always copies, as the accumulator is cleared next.
     int64_t start = 0;
@@ -181,7 +181,7 @@ StepWeight make_step_weight(const torch::Tensor& first, const torch::Tensor& sec
   if (needs_grad) {
     w.accumulator = torch::zeros({w.weight.size(1), w.weight.size(0)}, w.weight.options());
   }
-  w.weight_t = StepWeightCopy::apply(at::TensorList(parts), Plain{w.accumulator});
+  w.weight_t = StepWeightCopy::apply(at::TensorList(parts), Plain{w.weight}, Plain{w.accumulator});
   return w;
 }
 
