@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "tts/core/error.h"
 
@@ -64,6 +66,49 @@ torch::Tensor padding_mask(const torch::Tensor& lengths, int64_t max_length) {
 
 // ---------------------------------------------------------------------------------------------
 
+torch::Tensor bidirectional_lstm(torch::nn::LSTM& lstm, const torch::Tensor& x,
+                                 const torch::Tensor& lengths) {
+  TTS_CHECK(
+      lstm->options.bidirectional() && lstm->options.num_layers() == 1 &&
+          lstm->options.batch_first() && lstm->options.bias(),
+      "bidirectional_lstm: expected a one-layer, bidirectional, batch-first LSTM with biases");
+  auto params = lstm->named_parameters(/*recurse=*/false);
+  int64_t batch = x.size(0), time = x.size(1), hidden = lstm->options.hidden_size();
+  torch::Tensor valid = torch::arange(time, lengths.options().dtype(torch::kInt64))
+                            .unsqueeze(0)
+                            .lt(lengths.to(x.device()).to(torch::kInt64).unsqueeze(1))
+                            .to(x.dtype());  // [B, T]
+  std::vector<torch::Tensor> masks =
+      valid.t().unsqueeze(2).expand({time, batch, hidden}).contiguous().unbind(0);
+  std::vector<torch::Tensor> outputs;
+  for (bool reverse : {false, true}) {
+    std::string suffix = reverse ? "_l0_reverse" : "_l0";
+    const torch::Tensor& weight_ih = params["weight_ih" + suffix];
+    // Input projections and both biases for all steps at once: [T, B, 4H].
+    std::vector<torch::Tensor> input_gates =
+        torch::addmm(params["bias_ih" + suffix] + params["bias_hh" + suffix],
+                     x.reshape({batch * time, -1}), weight_ih.t())
+            .view({batch, time, 4 * hidden})
+            .transpose(0, 1)
+            .contiguous()
+            .unbind(0);
+    StepWeight recurrent = make_step_weight(params["weight_hh" + suffix]);
+    torch::Tensor h = torch::zeros({batch, hidden}, x.options());
+    torch::Tensor c = torch::zeros({batch, hidden}, x.options());
+    std::vector<torch::Tensor> steps(time);
+    for (int64_t i = 0; i < time; ++i) {
+      int64_t t = reverse ? time - 1 - i : i;
+      // h is zero at padded steps (the packed output's padding); the backward direction also
+      // keeps c at zero there, so each item starts from a zero state at its last position.
+      std::tie(h, c) = lstm_cell_pointwise(step_linear(recurrent, input_gates[t], h), c, masks[t]);
+      if (reverse) c = c * masks[t];
+      steps[t] = h;
+    }
+    outputs.push_back(torch::stack(steps, 1));
+  }
+  return torch::cat(outputs, 2);
+}
+
 EncoderImpl::EncoderImpl(const config::ModelOptions& options)
     : p_dropout_(options.p_encoder_dropout) {
   int64_t channels = options.encoder_embedding_dim;
@@ -88,7 +133,7 @@ torch::Tensor EncoderImpl::forward(const torch::Tensor& embedded, const torch::T
     x = maybe_dropout(torch::relu(norms_[i](convolutions_[i](x))), p_dropout_, is_training()) *
         valid;
   }
-  return run_packed(lstm_, x.transpose(1, 2), lengths);
+  return bidirectional_lstm(lstm_, x.transpose(1, 2), lengths);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -41,6 +41,13 @@ StepWeight make_step_weight(const torch::Tensor& first, const torch::Tensor& sec
 torch::Tensor step_linear(const StepWeight& weight, const torch::Tensor& base,
                           const torch::Tensor& x);
 
+// torch::nn::LSTM `lstm` (one layer, bidirectional, batch first) over x [B, T, I] with lengths
+// [B], as over packed sequences: [B, T, 2H], zero at padded positions, the backward direction
+// starting at each item's last position. Written with step_linear and lstm_cell_pointwise (one
+// input projection for all steps, small-batch kernels per step), on `lstm`'s parameters.
+torch::Tensor bidirectional_lstm(torch::nn::LSTM& lstm, const torch::Tensor& x,
+                                 const torch::Tensor& lengths);
+
 // Encoder: `encoder_n_convolutions` x (Conv1d + BatchNorm + ReLU + dropout), then a BiLSTM of
 // encoder_embedding_dim/2 units per direction over the packed sequences. Padded positions are
 // zeroed before every convolution, so an item's output does not depend on how much padding the
