@@ -1,15 +1,16 @@
-// Matrix products with a weight that every decoder step applies (the LSTM cells' concatenated
-// weights, the attention's query layer), as two autograd nodes that keep the per-step cost to
-// the two unavoidable products of a [B, in] x [in, out] size:
+// Matrix products with a weight that every recurrent step applies (the decoder LSTM cells'
+// concatenated weights, the attention's query layer, the encoder BiLSTM's recurrent weights), as
+// two autograd nodes that keep the per-step cost to the two unavoidable products of a
+// [B, in] x [in, out] size and one in-place weight-gradient update:
 //  - the forward product reads a contiguous [in, out] copy of the weight and the backward input
 //    gradient the contiguous [out, in] weight: the layouts in which a BLAS call walks memory
 //    with unit stride (x @ W.t() on a row-major W is a strided dot-product loop, markedly slower
 //    with the reference BLAS Debian's libtorch links to);
 //  - the weight gradient is accumulated in place into one [in, out] buffer per utterance batch
-//    (addmm_ with beta = 1) instead of each step's backward producing a full-size gradient that
-//    autograd then adds out of place into the running sum (a full-size allocation and a pass
-//    over the weight per step); the buffer reaches the parameters once, through the node that
-//    made the per-batch copy.
+//    (a CPU kernel below, or addmm_ with beta = 1) instead of each step's backward producing a
+//    full-size gradient that autograd then adds out of place into the running sum (a full-size
+//    allocation and a pass over the weight per step); the buffer reaches the parameters once,
+//    through the node that made the per-batch copy.
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
 
