@@ -25,7 +25,7 @@ namespace tts::model {
 // [B, T] bool, true where position >= length. `lengths` int64 [B].
 torch::Tensor padding_mask(const torch::Tensor& lengths, int64_t max_length);
 
-// A weight that every decoder step multiplies with (see step_linear.cpp), prepared once per
+// A weight that every recurrent step multiplies with (see step_linear.cpp), prepared once per
 // utterance batch from its parameters `first` [out, in_0] and optionally `second` [out, in_1]
 // (concatenated along the input dimension).
 struct StepWeight {
