@@ -479,7 +479,8 @@ TEST(LSTMCellPointwise, MatchesComposedOpsForwardAndBackward) {
 
 // A weight shared by several steps (as the decoder's LSTM weights): step_linear's values and the
 // gradients of the parameters, the bases and the inputs match torch::addmm's, also through a
-// second backward of a retained graph; with a small batch (the CPU kernels) and a large one.
+// second backward of a retained graph; with a small batch (the CPU kernels) and one over 128 (the
+// BLAS path).
 class StepLinearTest : public ::testing::TestWithParam<int64_t> {};
 
 TEST_P(StepLinearTest, MatchesAddmmOverSeveralStepsForwardAndBackward) {
@@ -520,11 +521,13 @@ TEST_P(StepLinearTest, MatchesAddmmOverSeveralStepsForwardAndBackward) {
   auto fused = run(true), reference = run(false);
   ASSERT_EQ(fused.size(), reference.size());
   for (size_t i = 0; i < fused.size(); ++i) {
-    EXPECT_TRUE(torch::allclose(fused[i], reference[i], 1e-10, 1e-12)) << i;
+    // Summation orders differ: an absolute tolerance relative to the largest value.
+    double scale = 1 + reference[i].abs().max().item<double>();
+    EXPECT_TRUE(torch::allclose(fused[i], reference[i], 1e-10, 1e-12 * scale)) << i;
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Batch, StepLinearTest, ::testing::Values(2, 20));
+INSTANTIATE_TEST_SUITE_P(Batch, StepLinearTest, ::testing::Values(2, 130));
 
 TEST(AttentionWeights, MatchComposedOpsForwardAndBackward) {
   torch::manual_seed(23);
