@@ -3,8 +3,9 @@
 #include <torch/torch.h>
 
 #include <cmath>
-#include <limits>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "tts/core/error.h"
 
@@ -65,6 +66,49 @@ torch::Tensor padding_mask(const torch::Tensor& lengths, int64_t max_length) {
 
 // ---------------------------------------------------------------------------------------------
 
+torch::Tensor bidirectional_lstm(torch::nn::LSTM& lstm, const torch::Tensor& x,
+                                 const torch::Tensor& lengths) {
+  TTS_CHECK(
+      lstm->options.bidirectional() && lstm->options.num_layers() == 1 &&
+          lstm->options.batch_first() && lstm->options.bias(),
+      "bidirectional_lstm: expected a one-layer, bidirectional, batch-first LSTM with biases");
+  auto params = lstm->named_parameters(/*recurse=*/false);
+  int64_t batch = x.size(0), time = x.size(1), hidden = lstm->options.hidden_size();
+  torch::Tensor valid = torch::arange(time, lengths.options().dtype(torch::kInt64))
+                            .unsqueeze(0)
+                            .lt(lengths.to(x.device()).to(torch::kInt64).unsqueeze(1))
+                            .to(x.dtype());  // [B, T]
+  std::vector<torch::Tensor> masks =
+      valid.t().unsqueeze(2).expand({time, batch, hidden}).contiguous().unbind(0);
+  std::vector<torch::Tensor> outputs;
+  for (bool reverse : {false, true}) {
+    std::string suffix = reverse ? "_l0_reverse" : "_l0";
+    const torch::Tensor& weight_ih = params["weight_ih" + suffix];
+    // Input projections and both biases for all steps at once: [T, B, 4H].
+    std::vector<torch::Tensor> input_gates =
+        torch::addmm(params["bias_ih" + suffix] + params["bias_hh" + suffix],
+                     x.reshape({batch * time, -1}), weight_ih.t())
+            .view({batch, time, 4 * hidden})
+            .transpose(0, 1)
+            .contiguous()
+            .unbind(0);
+    StepWeight recurrent = make_step_weight(params["weight_hh" + suffix]);
+    torch::Tensor h = torch::zeros({batch, hidden}, x.options());
+    torch::Tensor c = torch::zeros({batch, hidden}, x.options());
+    std::vector<torch::Tensor> steps(time);
+    for (int64_t i = 0; i < time; ++i) {
+      int64_t t = reverse ? time - 1 - i : i;
+      // h is zero at padded steps (the packed output's padding); the backward direction also
+      // keeps c at zero there, so each item starts from a zero state at its last position.
+      std::tie(h, c) = lstm_cell_pointwise(step_linear(recurrent, input_gates[t], h), c, masks[t]);
+      if (reverse) c = c * masks[t];
+      steps[t] = h;
+    }
+    outputs.push_back(torch::stack(steps, 1));
+  }
+  return torch::cat(outputs, 2);
+}
+
 EncoderImpl::EncoderImpl(const config::ModelOptions& options)
     : p_dropout_(options.p_encoder_dropout) {
   int64_t channels = options.encoder_embedding_dim;
@@ -89,7 +133,7 @@ torch::Tensor EncoderImpl::forward(const torch::Tensor& embedded, const torch::T
     x = maybe_dropout(torch::relu(norms_[i](convolutions_[i](x))), p_dropout_, is_training()) *
         valid;
   }
-  return run_packed(lstm_, x.transpose(1, 2), lengths);
+  return bidirectional_lstm(lstm_, x.transpose(1, 2), lengths);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -118,17 +162,17 @@ torch::Tensor AttentionImpl::location_weight() {
       .view({-1, conv.size(1), conv.size(2)});
 }
 
+StepWeight AttentionImpl::query_weight() { return make_step_weight(query_layer_->weight); }
+
 std::pair<torch::Tensor, torch::Tensor> AttentionImpl::step(
-    const torch::Tensor& query, const torch::Tensor& processed, const torch::Tensor& memory,
-    const torch::Tensor& previous_and_cumulative, const torch::Tensor& location,
-    const torch::Tensor& mask) {
-  torch::Tensor processed_query = torch::mm(query, query_layer_->weight.t()).unsqueeze(2);
+    const StepWeight& query_weight, const torch::Tensor& query, const torch::Tensor& processed,
+    const torch::Tensor& memory, const torch::Tensor& previous_and_cumulative,
+    const torch::Tensor& location, const torch::Tensor& mask) {
+  torch::Tensor processed_query = step_linear(query_weight, {}, query);  // [B, A]
   torch::Tensor location_features =
       torch::conv1d(previous_and_cumulative, location, {}, 1, padding_);  // [B, A, T]
-  torch::Tensor energies =
-      torch::matmul(v_->weight, torch::tanh(location_features + processed + processed_query));
   torch::Tensor weights =
-      torch::softmax(energies.masked_fill(mask, -std::numeric_limits<float>::infinity()), -1);
+      attention_weights(location_features, processed, processed_query, v_->weight, mask);
   torch::Tensor context = torch::bmm(weights, memory).squeeze(1);
   return {context, weights};
 }
@@ -201,11 +245,10 @@ DecoderImpl::StepContext DecoderImpl::step_context(const torch::Tensor& memory,
   c.processed_memory = attention_layer_->process_memory(memory);
   c.mask = mask.unsqueeze(1);
   c.location = attention_layer_->location_weight();
-  c.attention_weight_t = torch::cat({attention_rnn_->weight_ih.narrow(1, prenet_dim_, encoder_dim_),
-                                     attention_rnn_->weight_hh},
-                                    1)
-                             .t();
-  c.decoder_weight_t = torch::cat({decoder_rnn_->weight_ih, decoder_rnn_->weight_hh}, 1).t();
+  c.query_weight = attention_layer_->query_weight();
+  c.attention_weight = make_step_weight(
+      attention_rnn_->weight_ih.narrow(1, prenet_dim_, encoder_dim_), attention_rnn_->weight_hh);
+  c.decoder_weight = make_step_weight(decoder_rnn_->weight_ih, decoder_rnn_->weight_hh);
   c.decoder_bias = decoder_rnn_->bias_ih + decoder_rnn_->bias_hh;
   return c;
 }
@@ -230,18 +273,19 @@ torch::Tensor DecoderImpl::step(const StepContext& c, const torch::Tensor& input
                                 const torch::Tensor& attention_mask,
                                 const torch::Tensor& decoder_mask, DecoderState& s) {
   torch::Tensor attention_gates =
-      torch::addmm(input_gates, torch::cat({s.context, s.attention_h}, 1), c.attention_weight_t);
+      step_linear(c.attention_weight, input_gates, torch::cat({s.context, s.attention_h}, 1));
   std::tie(s.attention_h, s.attention_c) =
       lstm_cell_pointwise(attention_gates, s.attention_c, attention_mask);
 
   torch::Tensor weights;
-  std::tie(s.context, weights) = attention_layer_->step(
-      s.attention_h, c.processed_memory, c.memory, s.weights_and_cumulative, c.location, c.mask);
+  std::tie(s.context, weights) =
+      attention_layer_->step(c.query_weight, s.attention_h, c.processed_memory, c.memory,
+                             s.weights_and_cumulative, c.location, c.mask);
   s.weights_and_cumulative =
       torch::cat({weights, s.weights_and_cumulative.narrow(1, 1, 1) + weights}, 1);
 
-  torch::Tensor decoder_gates = torch::addmm(
-      c.decoder_bias, torch::cat({s.attention_h, s.context, s.decoder_h}, 1), c.decoder_weight_t);
+  torch::Tensor decoder_gates = step_linear(c.decoder_weight, c.decoder_bias,
+                                            torch::cat({s.attention_h, s.context, s.decoder_h}, 1));
   std::tie(s.decoder_h, s.decoder_c) =
       lstm_cell_pointwise(decoder_gates, s.decoder_c, decoder_mask);
   return weights;

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "tts/config/config.h"
 #include "tts/model/layers.h"
@@ -183,8 +185,9 @@ TEST(Modules, ShapesThroughEachModule) {
   torch::Tensor location = attention->location_weight();
   EXPECT_EQ(location.sizes(), (std::vector<int64_t>{10, 2, 7}));
   torch::Tensor mask = tts::model::padding_mask(lengths, 6).unsqueeze(1);
-  auto [context, weights] = attention->step(torch::randn({2, 20}), processed, memory,
-                                            torch::rand({2, 2, 6}), location, mask);
+  auto [context, weights] =
+      attention->step(attention->query_weight(), torch::randn({2, 20}), processed, memory,
+                      torch::rand({2, 2, 6}), location, mask);
   EXPECT_EQ(context.sizes(), (std::vector<int64_t>{2, 16}));
   EXPECT_EQ(weights.sizes(), (std::vector<int64_t>{2, 1, 6}));
 
@@ -471,5 +474,107 @@ TEST(LSTMCellPointwise, MatchesComposedOpsForwardAndBackward) {
     EXPECT_TRUE(torch::allclose(c, ref_c, 1e-12, 1e-12));
     EXPECT_TRUE(torch::allclose(fused[0], reference[0], 1e-10, 1e-12)) << with_mask;
     EXPECT_TRUE(torch::allclose(fused[1], reference[1], 1e-10, 1e-12)) << with_mask;
+  }
+}
+
+// A weight shared by several steps (as the decoder's LSTM weights): step_linear's values and the
+// gradients of the parameters, the bases and the inputs match torch::addmm's, also through a
+// second backward of a retained graph; with a small batch (the CPU kernels) and one over 128 (the
+// BLAS path).
+class StepLinearTest : public ::testing::TestWithParam<int64_t> {};
+
+TEST_P(StepLinearTest, MatchesAddmmOverSeveralStepsForwardAndBackward) {
+  torch::manual_seed(22);
+  int64_t batch = GetParam();
+  auto options = torch::TensorOptions().dtype(torch::kDouble).requires_grad(true);
+  torch::Tensor first = torch::randn({8, 3}, options), second = torch::randn({8, 5}, options);
+  torch::Tensor single = torch::randn({8, 8}, options);
+  torch::Tensor bias = torch::randn({8}, options), gates = torch::randn({4, batch, 8}, options);
+  torch::Tensor x0 = torch::randn({batch, 8}, options);
+  std::vector<torch::Tensor> inputs{first, second, single, bias, gates, x0};
+
+  auto run = [&](bool fused) {
+    torch::Tensor x = x0, total = torch::zeros({}, torch::kDouble);
+    tts::model::StepWeight pair, one;
+    if (fused) {
+      pair = tts::model::make_step_weight(first, second);
+      one = tts::model::make_step_weight(single);
+    }
+    torch::Tensor weight = torch::cat({first, second}, 1);
+    for (int t = 0; t < 4; ++t) {
+      // Bases of every kind: [B, out], [out], none.
+      torch::Tensor a = fused ? tts::model::step_linear(pair, gates[t], x)
+                              : torch::addmm(gates[t], x, weight.t());
+      torch::Tensor b = fused ? tts::model::step_linear(pair, bias, torch::tanh(a))
+                              : torch::addmm(bias, torch::tanh(a), weight.t());
+      torch::Tensor c = fused ? tts::model::step_linear(one, {}, b) : torch::mm(b, single.t());
+      x = torch::tanh(c);
+      total = total + (x * x).sum() * (t + 1);
+    }
+    std::vector<torch::Tensor> values{x};
+    auto grads = torch::autograd::grad({total}, inputs, {}, /*retain_graph=*/true);
+    auto again = torch::autograd::grad({total}, inputs);
+    values.insert(values.end(), grads.begin(), grads.end());
+    values.insert(values.end(), again.begin(), again.end());
+    return values;
+  };
+  auto fused = run(true), reference = run(false);
+  ASSERT_EQ(fused.size(), reference.size());
+  for (size_t i = 0; i < fused.size(); ++i) {
+    // Summation orders differ: an absolute tolerance relative to the largest value.
+    double scale = 1 + reference[i].abs().max().item<double>();
+    EXPECT_TRUE(torch::allclose(fused[i], reference[i], 1e-10, 1e-12 * scale)) << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Batch, StepLinearTest, ::testing::Values(2, 130));
+
+TEST(AttentionWeights, MatchComposedOpsForwardAndBackward) {
+  torch::manual_seed(23);
+  auto options = torch::TensorOptions().dtype(torch::kDouble).requires_grad(true);
+  torch::Tensor location = torch::randn({3, 5, 7}, options);
+  torch::Tensor processed = torch::randn({3, 5, 7}, options);
+  torch::Tensor query = torch::randn({3, 5}, options), v = torch::randn({1, 5}, options);
+  torch::Tensor mask =
+      tts::model::padding_mask(torch::tensor({7, 4, 1}, torch::kInt64), 7).unsqueeze(1);
+  std::vector<torch::Tensor> inputs{location, processed, query, v};
+  torch::Tensor upstream = torch::randn({3, 1, 7}, torch::kDouble);
+
+  torch::Tensor fused = tts::model::attention_weights(location, processed, query, v, mask);
+  auto fused_grads = torch::autograd::grad({(fused * upstream).sum()}, inputs);
+  torch::Tensor energies = torch::matmul(v, torch::tanh(location + processed + query.unsqueeze(2)));
+  torch::Tensor reference =
+      torch::softmax(energies.masked_fill(mask, -std::numeric_limits<double>::infinity()), -1);
+  auto reference_grads = torch::autograd::grad({(reference * upstream).sum()}, inputs);
+  EXPECT_TRUE(torch::allclose(fused, reference, 1e-12, 1e-12));
+  EXPECT_EQ(fused.masked_select(mask).abs().max().item<double>(), 0.0);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    EXPECT_TRUE(torch::allclose(fused_grads[i], reference_grads[i], 1e-10, 1e-12)) << i;
+  }
+}
+
+// The encoder's hand-written BiLSTM against torch::nn::LSTM over packed sequences: outputs and
+// the gradients of the input and of every parameter, with padded items.
+TEST(BidirectionalLSTM, MatchesTorchLSTMOverPackedSequences) {
+  torch::manual_seed(24);
+  torch::nn::LSTM lstm(torch::nn::LSTMOptions(6, 5).batch_first(true).bidirectional(true));
+  lstm->to(torch::kDouble);
+  torch::Tensor lengths = torch::tensor({7, 3, 5}, torch::kInt64);
+  torch::Tensor valid = tts::model::padding_mask(lengths, 7).logical_not().unsqueeze(2);
+  torch::Tensor x = (torch::randn({3, 7, 6}, torch::kDouble) * valid).requires_grad_(true);
+  torch::Tensor upstream = torch::randn({3, 7, 10}, torch::kDouble);
+  std::vector<torch::Tensor> inputs{x};
+  for (const auto& p : lstm->parameters()) inputs.push_back(p);
+
+  torch::Tensor ours = tts::model::bidirectional_lstm(lstm, x, lengths);
+  auto our_grads = torch::autograd::grad({(ours * upstream).sum()}, inputs);
+  namespace rnn_utils = torch::nn::utils::rnn;
+  auto packed = rnn_utils::pack_padded_sequence(x, lengths, true, false);
+  torch::Tensor reference = std::get<0>(rnn_utils::pad_packed_sequence(
+      std::get<0>(lstm->forward_with_packed_input(packed)), true, 0.0, 7));
+  auto reference_grads = torch::autograd::grad({(reference * upstream).sum()}, inputs);
+  EXPECT_TRUE(torch::allclose(ours, reference, 1e-10, 1e-12));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    EXPECT_TRUE(torch::allclose(our_grads[i], reference_grads[i], 1e-10, 1e-12)) << i;
   }
 }

@@ -25,6 +25,29 @@ namespace tts::model {
 // [B, T] bool, true where position >= length. `lengths` int64 [B].
 torch::Tensor padding_mask(const torch::Tensor& lengths, int64_t max_length);
 
+// A weight that every recurrent step multiplies with (see step_linear.cpp), prepared once per
+// utterance batch from its parameters `first` [out, in_0] and optionally `second` [out, in_1]
+// (concatenated along the input dimension).
+struct StepWeight {
+  torch::Tensor weight;       // [out, in] contiguous, no autograd history
+  torch::Tensor weight_t;     // [in, out] contiguous; its autograd node delivers the gradient
+  torch::Tensor accumulator;  // [in, out] weight gradient summed over the steps' backward
+                              // (undefined when no gradient is needed)
+};
+StepWeight make_step_weight(const torch::Tensor& first, const torch::Tensor& second = {});
+
+// base + x @ weight.t() for x [B, in] and base [B, out], [out] or undefined (nothing added), with
+// the gradients of torch::addmm (checked against it by the tests).
+torch::Tensor step_linear(const StepWeight& weight, const torch::Tensor& base,
+                          const torch::Tensor& x);
+
+// torch::nn::LSTM `lstm` (one layer, bidirectional, batch first) over x [B, T, I] with lengths
+// [B], as over packed sequences: [B, T, 2H], zero at padded positions, the backward direction
+// starting at each item's last position. Written with step_linear and lstm_cell_pointwise (one
+// input projection for all steps, small-batch kernels per step), on `lstm`'s parameters.
+torch::Tensor bidirectional_lstm(torch::nn::LSTM& lstm, const torch::Tensor& x,
+                                 const torch::Tensor& lengths);
+
 // Encoder: `encoder_n_convolutions` x (Conv1d + BatchNorm + ReLU + dropout), then a BiLSTM of
 // encoder_embedding_dim/2 units per direction over the packed sequences. Padded positions are
 // zeroed before every convolution, so an item's output does not depend on how much padding the
@@ -44,6 +67,14 @@ class EncoderImpl : public torch::nn::Module {
 };
 TORCH_MODULE(Encoder);
 
+// The attention weights of one step: softmax over T_text of v . tanh(location + processed +
+// query), -inf where masked. location, processed [B, A, T_text]; query [B, A]; v [1, A] or [A];
+// mask [B, 1, T_text] bool (true = padded) -> [B, 1, T_text]. One autograd node on CPU
+// (attention_score.cpp), composed torch ops elsewhere.
+torch::Tensor attention_weights(const torch::Tensor& location, const torch::Tensor& processed,
+                                const torch::Tensor& query, const torch::Tensor& v,
+                                const torch::Tensor& mask);
+
 // Location-sensitive attention (Chorowski et al. 2015) with cumulative weights. Parameters as
 // NVIDIA's: query_layer, memory_layer, v, location_conv, location_dense (all without bias). The
 // location convolution and its dense projection are both linear, so step() applies them as one
@@ -56,15 +87,16 @@ class AttentionImpl : public torch::nn::Module {
   torch::Tensor process_memory(const torch::Tensor& memory);
   // location_dense o location_conv as one convolution weight [attention_dim, 2, kernel_size].
   torch::Tensor location_weight();
-  // One step. query [B, query_dim]; processed [B, A, T_text]; memory [B, T_text, E];
+  // query_layer's weight prepared for step() (once per utterance batch).
+  StepWeight query_weight();
+  // One step. query_weight from query_weight(); query [B, query_dim]; processed [B, A, T_text];
+  // memory [B, T_text, E];
   // previous_and_cumulative [B, 2, T_text]; location [A, 2, K]; mask [B, 1, T_text].
   // Returns (context [B, E], weights [B, 1, T_text]).
-  std::pair<torch::Tensor, torch::Tensor> step(const torch::Tensor& query,
-                                               const torch::Tensor& processed,
-                                               const torch::Tensor& memory,
-                                               const torch::Tensor& previous_and_cumulative,
-                                               const torch::Tensor& location,
-                                               const torch::Tensor& mask);
+  std::pair<torch::Tensor, torch::Tensor> step(
+      const StepWeight& query_weight, const torch::Tensor& query, const torch::Tensor& processed,
+      const torch::Tensor& memory, const torch::Tensor& previous_and_cumulative,
+      const torch::Tensor& location, const torch::Tensor& mask);
 
  private:
   torch::nn::Linear query_layer_{nullptr}, memory_layer_{nullptr}, v_{nullptr};
@@ -140,9 +172,10 @@ class DecoderImpl : public torch::nn::Module {
   // Per-utterance-batch values that do not change from step to step.
   struct StepContext {
     torch::Tensor memory, processed_memory, mask, location;
-    torch::Tensor attention_weight_t;  // [E + H_att, 4 H_att]: context and recurrent parts
-    torch::Tensor decoder_weight_t;    // [H_att + E + H_dec, 4 H_dec]
-    torch::Tensor decoder_bias;        // [4 H_dec]
+    StepWeight query_weight;      // the attention's query layer
+    StepWeight attention_weight;  // [4 H_att, E + H_att]: context and recurrent parts
+    StepWeight decoder_weight;    // [4 H_dec, H_att + E + H_dec]
+    torch::Tensor decoder_bias;   // [4 H_dec]
   };
   StepContext step_context(const torch::Tensor& memory, const torch::Tensor& mask);
   DecoderState initial_state(const torch::Tensor& memory);

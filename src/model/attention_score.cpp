@@ -1,0 +1,140 @@
+// Location-sensitive attention's scoring of one decoder step as one autograd node:
+// weights = softmax_t(masked(v . tanh(location + processed_memory + processed_query))).
+// Composed of torch ops this is 6-10 nodes per step (two additions, tanh, the matrix product with
+// v, masked_fill, softmax and the views around them); at Tacotron's per-step sizes their
+// overhead dominates, so forward and backward are each one pass over [B, A, T_text] on CPU
+// (float and double), with the composed ops elsewhere.
+#include <ATen/Parallel.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "tts/model/layers.h"
+
+namespace tts::model {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+bool use_cpu_kernel(const torch::Tensor& x) {
+  return x.device().is_cpu() &&
+         (x.scalar_type() == torch::kFloat || x.scalar_type() == torch::kDouble);
+}
+
+torch::Tensor composed(const torch::Tensor& location, const torch::Tensor& processed,
+                       const torch::Tensor& query, const torch::Tensor& v,
+                       const torch::Tensor& mask) {
+  torch::Tensor energies =
+      torch::matmul(v.view({1, -1}), torch::tanh(location + processed + query.unsqueeze(2)));
+  return torch::softmax(energies.masked_fill(mask, -std::numeric_limits<double>::infinity()), -1);
+}
+
+class AttentionScore : public torch::autograd::Function<AttentionScore> {
+ public:
+  // location, processed [B, A, T]; query [B, A]; v [A]; mask [B, 1, T] bool -> weights [B, 1, T].
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& location_in,
+                               const torch::Tensor& processed_in, const torch::Tensor& query_in,
+                               const torch::Tensor& v_in, const torch::Tensor& mask_in) {
+    torch::Tensor location = location_in.contiguous(), processed = processed_in.contiguous();
+    torch::Tensor query = query_in.contiguous(), v = v_in.contiguous();
+    torch::Tensor mask = mask_in.to(torch::kBool).contiguous();
+    int64_t batch = location.size(0), dim = location.size(1), time = location.size(2);
+    torch::Tensor activations = torch::empty_like(location);  // tanh(...) [B, A, T]
+    torch::Tensor weights = torch::empty({batch, 1, time}, location.options());
+    AT_DISPATCH_FLOATING_TYPES(location.scalar_type(), "attention_score_forward", [&] {
+      const scalar_t* l = location.data_ptr<scalar_t>();
+      const scalar_t* p = processed.data_ptr<scalar_t>();
+      const scalar_t* q = query.data_ptr<scalar_t>();
+      const scalar_t* vp = v.data_ptr<scalar_t>();
+      const bool* m = mask.data_ptr<bool>();
+      scalar_t* th = activations.data_ptr<scalar_t>();
+      scalar_t* w = weights.data_ptr<scalar_t>();
+      at::parallel_for(0, batch, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t b = begin; b < end; ++b) {
+          scalar_t* e = w + b * time;
+          for (int64_t t = 0; t < time; ++t) e[t] = 0;
+          for (int64_t a = 0; a < dim; ++a) {
+            int64_t row = (b * dim + a) * time;
+            scalar_t qa = q[b * dim + a], va = vp[a];
+            for (int64_t t = 0; t < time; ++t) {
+              scalar_t h = std::tanh(l[row + t] + p[row + t] + qa);
+              th[row + t] = h;
+              e[t] += va * h;
+            }
+          }
+          const bool* mb = m + b * time;
+          scalar_t max = -std::numeric_limits<scalar_t>::infinity();
+          for (int64_t t = 0; t < time; ++t) {
+            if (!mb[t] && e[t] > max) max = e[t];
+          }
+          scalar_t sum = 0;
+          for (int64_t t = 0; t < time; ++t) {
+            e[t] = mb[t] ? scalar_t(0) : std::exp(e[t] - max);
+            sum += e[t];
+          }
+          for (int64_t t = 0; t < time; ++t) e[t] /= sum;
+        }
+      });
+    });
+    ctx->save_for_backward({activations, weights, v});
+    return weights;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    auto saved = ctx->get_saved_variables();
+    const torch::Tensor &activations = saved[0], &weights = saved[1], &v = saved[2];
+    torch::Tensor grad_weights = grads[0].contiguous();
+    int64_t batch = activations.size(0), dim = activations.size(1), time = activations.size(2);
+    torch::Tensor grad_sum = torch::empty_like(activations);  // of the tanh argument
+    torch::Tensor grad_query = torch::empty({batch, dim}, activations.options());
+    torch::Tensor grad_v_parts = torch::empty({batch, dim}, activations.options());
+    AT_DISPATCH_FLOATING_TYPES(activations.scalar_type(), "attention_score_backward", [&] {
+      const scalar_t* th = activations.data_ptr<scalar_t>();
+      const scalar_t* w = weights.data_ptr<scalar_t>();
+      const scalar_t* vp = v.data_ptr<scalar_t>();
+      const scalar_t* gw = grad_weights.data_ptr<scalar_t>();
+      scalar_t* gs = grad_sum.data_ptr<scalar_t>();
+      scalar_t* gq = grad_query.data_ptr<scalar_t>();
+      scalar_t* gv = grad_v_parts.data_ptr<scalar_t>();
+      at::parallel_for(0, batch, 1, [&](int64_t begin, int64_t end) {
+        std::vector<scalar_t> grad_energy(time);
+        for (int64_t b = begin; b < end; ++b) {
+          const scalar_t* wb = w + b * time;
+          const scalar_t* gwb = gw + b * time;
+          scalar_t dot = 0;
+          for (int64_t t = 0; t < time; ++t) dot += wb[t] * gwb[t];
+          for (int64_t t = 0; t < time; ++t) grad_energy[t] = wb[t] * (gwb[t] - dot);
+          for (int64_t a = 0; a < dim; ++a) {
+            int64_t row = (b * dim + a) * time;
+            scalar_t va = vp[a], q_sum = 0, v_sum = 0;
+            for (int64_t t = 0; t < time; ++t) {
+              scalar_t h = th[row + t], de = grad_energy[t];
+              scalar_t g = de * va * (1 - h * h);
+              gs[row + t] = g;
+              q_sum += g;
+              v_sum += de * h;
+            }
+            gq[b * dim + a] = q_sum;
+            gv[b * dim + a] = v_sum;
+          }
+        }
+      });
+    });
+    // location and processed memory enter as a sum: the same gradient for both.
+    return {grad_sum, grad_sum, grad_query, grad_v_parts.sum(0), torch::Tensor()};
+  }
+};
+
+}  // namespace
+
+torch::Tensor attention_weights(const torch::Tensor& location, const torch::Tensor& processed,
+                                const torch::Tensor& query, const torch::Tensor& v,
+                                const torch::Tensor& mask) {
+  if (!use_cpu_kernel(location)) return composed(location, processed, query, v, mask);
+  return AttentionScore::apply(location, processed, query, v.reshape({-1}), mask);
+}
+
+}  // namespace tts::model
