@@ -2,8 +2,9 @@
 # Weak-scaling report: trains the same per-rank batch on 1..N ranks through tts-train's launcher
 # and prints, for each rank count, the table multi-GPU users ask for: global batch, s/step,
 # utterances/s, mel frames/s, speedup and scaling efficiency against 1 rank, exposed
-# communication, data wait, rank spread and padded-frame imbalance. The figures are the trainer's
-# own phase timers (metrics.jsonl), averaged over the timed steps after the warm-up steps.
+# communication, data wait, rank spread, padding (the share of each rank's padded frames that is
+# padding) and padded-frame imbalance. The figures are the trainer's own phase timers
+# (metrics.jsonl), averaged over the timed steps after the warm-up steps.
 #
 #   scripts/bench_scaling.sh [--nproc "1 2"] [--steps 10] [--warmup 2] [--batch B]
 #                            [--threads 1] [--config configs/tiny.yaml] [--data FEATS]
@@ -28,7 +29,7 @@ clips=96
 work=""
 extra=()
 
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --nproc) nproc_list="$2"; shift 2 ;;
@@ -94,11 +95,12 @@ summarize() {
       frames += field("mel_frames_per_s") * s; utts += field("utterances_per_s") * s
       comm += field("comm_exposed_s"); data += field("data_wait_s")
       spread += field("rank_spread"); imbalance += field("padded_frames_imbalance")
+      padded += field("padded_frames_per_rank")
     }
     END {
       if (n == 0) { print "steps=0"; exit }
-      printf "steps=%d step_s=%.4f utts=%.2f frames=%.1f comm=%.2f data=%.2f spread=%.3f imbalance=%.3f\n",
-        n, time / n, utts / time, frames / time, 100 * comm / time, 100 * data / time, spread / n, imbalance / n
+      printf "steps=%d step_s=%.4f utts=%.2f frames=%.1f comm=%.2f data=%.2f spread=%.3f imbalance=%.3f padded=%.1f\n",
+        n, time / n, utts / time, frames / time, 100 * comm / time, 100 * data / time, spread / n, imbalance / n, padded / n
     }' "$1"
 }
 
@@ -124,8 +126,8 @@ echo
 echo "Weak scaling: $(basename "$config"), ${threads} thread(s) per rank, $steps timed steps after $warmup warm-up; $(date -u +%Y-%m-%d)"
 echo "$(uname -n): $(nproc) cores$( [ "$gpus" -gt 0 ] && echo ", $gpus GPU(s)")"
 echo
-echo "| ranks | global batch | s/step | utterances/s | mel frames/s | speedup | efficiency | exposed comm | data wait | rank spread | pad imbalance |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| ranks | global batch | s/step | utterances/s | mel frames/s | speedup | efficiency | exposed comm | data wait | rank spread | padding | pad imbalance |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 base=""
 base_ranks=1
 for line in "${results[@]}"; do
@@ -135,10 +137,11 @@ for line in "${results[@]}"; do
   [ -n "$base" ] || { base="${r[frames]}"; base_ranks="${r[ranks]}"; }
   awk -v ranks="${r[ranks]}" -v per_rank="${r[per_rank]}" -v step_s="${r[step_s]}" -v utts="${r[utts]}" \
     -v frames="${r[frames]}" -v base="$base" -v base_ranks="$base_ranks" -v comm="${r[comm]}" -v data="${r[data]}" \
-    -v spread="${r[spread]}" -v imbalance="${r[imbalance]}" 'BEGIN {
+    -v spread="${r[spread]}" -v imbalance="${r[imbalance]}" -v padded="${r[padded]}" 'BEGIN {
       speedup = frames / base
-      printf "| %d | %d | %.3f | %.1f | %.0f | %.2fx | %.2f | %.1f%% | %.1f%% | %.3f | %.3f |\n",
-        ranks, ranks * per_rank, step_s, utts, frames, speedup, speedup * base_ranks / ranks, comm, data, spread, imbalance
+      padding = padded > 0 ? 100 * (1 - frames * step_s / ranks / padded) : 0
+      printf "| %d | %d | %.3f | %.1f | %.0f | %.2fx | %.2f | %.1f%% | %.1f%% | %.3f | %.1f%% | %.3f |\n",
+        ranks, ranks * per_rank, step_s, utts, frames, speedup, speedup * base_ranks / ranks, comm, data, spread, padding, imbalance
     }'
   unset r
 done
