@@ -148,3 +148,27 @@ TEST_F(TrainDistributed, AWorkerKilledMidRunStopsTheOthersAndTheRunResumes) {
   EXPECT_NE(resumed.find("at step " + std::to_string(step)), std::string::npos) << resumed;
   EXPECT_NE(resumed.find("all 2 workers finished"), std::string::npos) << resumed;
 }
+
+TEST_F(TrainDistributed, ABadFeatureFileOnOneRankStopsEveryRankWithItsName) {
+  // A copy of the store with the first training utterance's mel file overwritten by garbage.
+  const std::string bad = root_ + "/bad_feats";
+  fs::remove_all(bad);
+  fs::copy(feats_, bad, fs::copy_options::recursive);
+  std::ifstream train_tsv(bad + "/train.tsv");
+  std::string header, row;
+  ASSERT_TRUE(std::getline(train_tsv, header) && std::getline(train_tsv, row));
+  const std::string id = row.substr(0, row.find('\t'));
+  std::ofstream(bad + "/mels/" + id + ".npy", std::ios::trunc) << "not a numpy file";
+
+  auto start = std::chrono::steady_clock::now();
+  CliResult result = run_cli("train --config " + kTiny + " --data " + bad + " --out " + root_ +
+                                 "/bad_run --nproc-per-node 2 --max-steps 4"
+                                 " --set data.on_bad_file=error --set distributed.timeout_s=10",
+                             true);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("mels/" + id + ".npy"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("data.on_bad_file"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("stopping the other ranks"), std::string::npos) << result.output;
+  EXPECT_LT(seconds, 120.0) << result.output;  // never a hang
+}
