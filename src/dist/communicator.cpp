@@ -159,11 +159,14 @@ class C10dCommunicator : public Communicator {
 
   ~C10dCommunicator() override {
     // Rank 0 hosts the store: it leaves last so that the others' final store calls (and, after a
-    // failure, their diagnosis) still find it.
+    // failure, their diagnosis) still find it. After a failure a rank whose collective waits on a
+    // peer other than the lost one notices only at its own timeout, then diagnoses for
+    // 3 heartbeat intervals: rank 0 waits for that long at most (less when all have diagnosed),
+    // or that rank would find the store gone and blame rank 0 for another rank's death.
     const std::string key = failed_ ? "tts/diagnosed" : "tts/finished";
     const int64_t expected = failed_ ? reachable_ranks_ : info_.world_size;
     const double limit_s =
-        failed_ ? 4 * heartbeat_->interval_s() + 2.0 : std::min(timeout_s_, 10.0);
+        failed_ ? timeout_s_ + 4 * heartbeat_->interval_s() + 2.0 : std::min(timeout_s_, 10.0);
     heartbeat_.reset();
     try {
       if (!failed_) store_->add(key, 1);

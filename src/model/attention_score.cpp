@@ -84,6 +84,9 @@ class AttentionScore : public torch::autograd::Function<AttentionScore> {
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    TORCH_CHECK(!torch::GradMode::is_enabled(),
+                "AttentionScore: double backward (create_graph) is not "
+                "supported; its backward is a fused kernel");
     auto saved = ctx->get_saved_variables();
     const torch::Tensor &activations = saved[0], &weights = saved[1], &v = saved[2];
     torch::Tensor grad_weights = grads[0].contiguous();
@@ -133,7 +136,20 @@ class AttentionScore : public torch::autograd::Function<AttentionScore> {
 torch::Tensor attention_weights(const torch::Tensor& location, const torch::Tensor& processed,
                                 const torch::Tensor& query, const torch::Tensor& v,
                                 const torch::Tensor& mask) {
-  if (!use_cpu_kernel(location)) return composed(location, processed, query, v, mask);
+  // The kernel reads raw memory: exactly the decoder's shapes, one device and dtype; anything
+  // else (broadcast masks, other devices) goes through the composed ops.
+  const bool kernel_shapes = location.dim() == 3 && processed.sizes() == location.sizes() &&
+                             query.dim() == 2 && query.size(0) == location.size(0) &&
+                             query.size(1) == location.size(1) && v.numel() == location.size(1) &&
+                             mask.dim() == 3 && mask.size(0) == location.size(0) &&
+                             mask.size(1) == 1 && mask.size(2) == location.size(2);
+  bool same = true;
+  for (const torch::Tensor* t : {&processed, &query, &v}) {
+    same = same && t->device() == location.device() && t->scalar_type() == location.scalar_type();
+  }
+  if (!use_cpu_kernel(location) || !kernel_shapes || !same || !mask.device().is_cpu()) {
+    return composed(location, processed, query, v, mask);
+  }
   return AttentionScore::apply(location, processed, query, v.reshape({-1}), mask);
 }
 

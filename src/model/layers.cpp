@@ -74,9 +74,9 @@ torch::Tensor bidirectional_lstm(torch::nn::LSTM& lstm, const torch::Tensor& x,
       "bidirectional_lstm: expected a one-layer, bidirectional, batch-first LSTM with biases");
   auto params = lstm->named_parameters(/*recurse=*/false);
   int64_t batch = x.size(0), time = x.size(1), hidden = lstm->options.hidden_size();
-  torch::Tensor valid = torch::arange(time, lengths.options().dtype(torch::kInt64))
+  torch::Tensor valid = torch::arange(time, x.options().dtype(torch::kInt64))
                             .unsqueeze(0)
-                            .lt(lengths.to(x.device()).to(torch::kInt64).unsqueeze(1))
+                            .lt(lengths.to(x.device(), torch::kInt64).unsqueeze(1))
                             .to(x.dtype());  // [B, T]
   std::vector<torch::Tensor> masks =
       valid.t().unsqueeze(2).expand({time, batch, hidden}).contiguous().unbind(0);

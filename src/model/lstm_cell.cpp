@@ -84,6 +84,9 @@ class LSTMPointwise : public torch::autograd::Function<LSTMPointwise> {
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    TORCH_CHECK(!torch::GradMode::is_enabled(),
+                "LSTMPointwise: double backward (create_graph) is not "
+                "supported; its backward is a fused kernel");
     auto saved = ctx->get_saved_variables();
     const torch::Tensor &activations = saved[0], &cell = saved[1], &tanh_c = saved[2],
                         &mask = saved[3];

@@ -52,6 +52,9 @@ class StepWeightCopy : public torch::autograd::Function<StepWeightCopy> {
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    TORCH_CHECK(!torch::GradMode::is_enabled(),
+                "StepWeightCopy: double backward (create_graph) is not "
+                "supported; its backward is a fused kernel");
     torch::Tensor accumulator = saved_tensor(ctx, "accumulator");
     std::vector<int64_t> widths = ctx->saved_data["widths"].toIntVector();
     torch::Tensor grad_t = grads[0];  // [in, out]
@@ -144,6 +147,9 @@ class StepLinear : public torch::autograd::Function<StepLinear> {
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    TORCH_CHECK(!torch::GradMode::is_enabled(),
+                "StepLinear: double backward (create_graph) is not "
+                "supported; its backward is a fused kernel");
     torch::Tensor x = ctx->get_saved_variables()[0];
     torch::Tensor grad = grads[0].contiguous();  // [B, out]
     torch::Tensor accumulator = saved_tensor(ctx, "accumulator");

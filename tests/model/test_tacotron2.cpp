@@ -551,6 +551,18 @@ TEST(AttentionWeights, MatchComposedOpsForwardAndBackward) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     EXPECT_TRUE(torch::allclose(fused_grads[i], reference_grads[i], 1e-10, 1e-12)) << i;
   }
+  // Shapes the kernel does not take (a mask broadcast over the batch) go through the composed
+  // ops instead of being read out of bounds.
+  torch::Tensor shared_mask = mask.narrow(0, 1, 1);  // [1, 1, 7]
+  torch::Tensor broadcast =
+      tts::model::attention_weights(location, processed, query, v, shared_mask);
+  torch::Tensor expanded = tts::model::attention_weights(
+      location, processed, query, v, shared_mask.expand({3, 1, 7}).contiguous());
+  EXPECT_TRUE(torch::allclose(broadcast, expanded, 1e-12, 1e-12));
+  // Its backward is a fused kernel: asking for a differentiable gradient is refused.
+  torch::Tensor again = tts::model::attention_weights(location, processed, query, v, mask);
+  EXPECT_THROW(torch::autograd::grad({(again * upstream).sum()}, inputs, {}, true, true),
+               c10::Error);
 }
 
 // The encoder's hand-written BiLSTM against torch::nn::LSTM over packed sequences: outputs and

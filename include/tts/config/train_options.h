@@ -49,7 +49,8 @@ struct TrainOptions {
     v("max_epochs", max_epochs, "stop after this many epochs");
     v("seed", seed, "seed of initialization, dropout and the sampler");
     v("device", device, "auto (CUDA when available), cpu or cuda", Choices{"auto", "cpu", "cuda"});
-    v("precision", precision, "fp32, or bf16 autocast on CUDA", Choices{"fp32", "bf16"});
+    v("precision", precision, "fp32 (bf16 autocast on CUDA is planned, refused until implemented)",
+      Choices{"fp32", "bf16"});
     v("learning_rate", learning_rate, "initial (or peak, for noam) learning rate");
     v("lr_schedule", lr_schedule, "constant, exponential (Rayhane) or noam (warm-up)",
       Choices{"constant", "exponential", "noam"});
