@@ -49,8 +49,10 @@ void Compression::compress_in_place(float* values, int64_t count) const {
 }
 
 torch::Tensor Compression::compress(const torch::Tensor& magnitude) const {
-  if (magnitude.device().is_cpu() && magnitude.scalar_type() == torch::kFloat32) {
-    torch::Tensor out = magnitude.contiguous().clone();
+  // The one-pass kernel writes raw memory outside autograd: only where no gradient is wanted.
+  if (magnitude.device().is_cpu() && magnitude.scalar_type() == torch::kFloat32 &&
+      !(magnitude.requires_grad() && torch::GradMode::is_enabled())) {
+    torch::Tensor out = magnitude.detach().clone(at::MemoryFormat::Contiguous);
     compress_in_place(out.data_ptr<float>(), out.numel());
     return out;
   }

@@ -68,10 +68,11 @@ torch::Tensor padding_mask(const torch::Tensor& lengths, int64_t max_length) {
 
 torch::Tensor bidirectional_lstm(torch::nn::LSTM& lstm, const torch::Tensor& x,
                                  const torch::Tensor& lengths) {
-  TTS_CHECK(
-      lstm->options.bidirectional() && lstm->options.num_layers() == 1 &&
-          lstm->options.batch_first() && lstm->options.bias(),
-      "bidirectional_lstm: expected a one-layer, bidirectional, batch-first LSTM with biases");
+  TTS_CHECK(lstm->options.bidirectional() && lstm->options.num_layers() == 1 &&
+                lstm->options.batch_first() && lstm->options.bias() &&
+                lstm->options.proj_size() == 0,
+            "bidirectional_lstm: expected a one-layer, bidirectional, batch-first LSTM with biases "
+            "and no projection");
   auto params = lstm->named_parameters(/*recurse=*/false);
   int64_t batch = x.size(0), time = x.size(1), hidden = lstm->options.hidden_size();
   torch::Tensor valid = torch::arange(time, x.options().dtype(torch::kInt64))

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "tts/core/error.h"
 #include "tts/model/layers.h"
 
 namespace tts::model {
@@ -81,7 +82,7 @@ class StepWeightCopy : public torch::autograd::Function<StepWeightCopy> {
 constexpr int64_t kMaxKernelRows = 128;
 
 bool use_cpu_kernel(const torch::Tensor& x, const torch::Tensor& weight) {
-  return x.device().is_cpu() && x.size(0) <= kMaxKernelRows &&
+  return x.device().is_cpu() && weight.device() == x.device() && x.size(0) <= kMaxKernelRows &&
          x.scalar_type() == weight.scalar_type() &&
          (x.scalar_type() == torch::kFloat || x.scalar_type() == torch::kDouble);
 }
@@ -184,7 +185,10 @@ StepWeight make_step_weight(const torch::Tensor& first, const torch::Tensor& sec
   StepWeight w;
   {
     torch::NoGradGuard no_grad;
-    w.weight = (parts.size() > 1 ? torch::cat(parts, 1) : first).contiguous();
+    // A copy also with one part: backward must see the values of this forward, whatever later
+    // changes the parameter in place (a plain alias would escape autograd's version check).
+    w.weight = parts.size() > 1 ? torch::cat(parts, 1).contiguous()
+                                : first.clone(at::MemoryFormat::Contiguous);
   }
   bool needs_grad = torch::GradMode::is_enabled() &&
                     (first.requires_grad() || (second.defined() && second.requires_grad()));
@@ -196,6 +200,8 @@ StepWeight make_step_weight(const torch::Tensor& first, const torch::Tensor& sec
 }
 
 torch::Tensor step_linear(const StepWeight& w, const torch::Tensor& base, const torch::Tensor& x) {
+  TTS_CHECK(!base.defined() || base.dim() >= 1,
+            "step_linear: the base must be [out] or [B, out], got a 0-dim tensor");
   std::vector<torch::Tensor> bases;
   if (base.defined()) bases.push_back(base);
   return StepLinear::apply(x, w.weight_t, at::TensorList(bases), Plain{w.weight},
