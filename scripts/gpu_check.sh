@@ -3,7 +3,7 @@
 # root with `carry: [".devdeps"]` after `../shared/device/fetch-deps.sh` here:
 #   build against the machine's CUDA libtorch, run the test suite, a 1-GPU NCCL training smoke
 #   run of configs/tiny.yaml through the launcher, and `tts-train bench` at full dimensions in
-#   fp32 and bf16 autocast. Logs go to $OUT (default: gpu-check/); a summary table is printed last.
+#   fp32 (bf16 autocast once implemented). Logs go to $OUT (default: gpu-check/); a summary table is printed last.
 # Every step runs even if an earlier one failed; the exit code is non-zero if any failed.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -45,15 +45,17 @@ if step corpus env MAX_CHARS=80 scripts/make_corpus.sh "$corpus" 16 &&
     --nproc-per-node 1 --backend nccl --max-steps 20 --set train.device=cuda
 fi
 
-for precision in fp32 bf16; do
+# bf16 autocast is not implemented yet (train.precision: bf16 is refused); fp32 only until then.
+precisions=(fp32)
+for precision in "${precisions[@]}"; do
   step "bench_$precision" "$tts" bench --config configs/ljspeech_tacotron2.yaml --batch 32 \
-    --text-len 150 --frames 800 --steps 20 --set "train.precision=$precision" --set train.device=cuda
+    --text-len 150 --frames 800 --steps 20 --device cuda --set "train.precision=$precision"
 done
 
 echo
 echo "== summary (logs in $out)"
 printf '%s\n' "${summary[@]}"
-for precision in fp32 bf16; do
+for precision in "${precisions[@]}"; do
   echo "bench $precision: $(grep -h '^{' "$out/bench_$precision.log" 2>/dev/null | tail -n 1)"
 done
 exit $failed
