@@ -11,6 +11,7 @@
 #include <limits>
 #include <vector>
 
+#include "fused_backward.h"
 #include "tts/model/layers.h"
 
 namespace tts::model {
@@ -84,9 +85,7 @@ class AttentionScore : public torch::autograd::Function<AttentionScore> {
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    TORCH_CHECK(!torch::GradMode::is_enabled(),
-                "AttentionScore: double backward (create_graph) is not "
-                "supported; its backward is a fused kernel");
+    detail::check_not_double_backward("AttentionScore");
     auto saved = ctx->get_saved_variables();
     const torch::Tensor &activations = saved[0], &weights = saved[1], &v = saved[2];
     torch::Tensor grad_weights = grads[0].contiguous();

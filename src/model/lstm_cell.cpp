@@ -7,6 +7,7 @@
 
 #include <cmath>
 
+#include "fused_backward.h"
 #include "tts/model/layers.h"
 
 namespace tts::model {
@@ -84,9 +85,7 @@ class LSTMPointwise : public torch::autograd::Function<LSTMPointwise> {
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    TORCH_CHECK(!torch::GradMode::is_enabled(),
-                "LSTMPointwise: double backward (create_graph) is not "
-                "supported; its backward is a fused kernel");
+    detail::check_not_double_backward("LSTMPointwise");
     auto saved = ctx->get_saved_variables();
     const torch::Tensor &activations = saved[0], &cell = saved[1], &tanh_c = saved[2],
                         &mask = saved[3];

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "fused_backward.h"
 #include "tts/core/error.h"
 #include "tts/model/layers.h"
 
@@ -53,9 +54,7 @@ class StepWeightCopy : public torch::autograd::Function<StepWeightCopy> {
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    TORCH_CHECK(!torch::GradMode::is_enabled(),
-                "StepWeightCopy: double backward (create_graph) is not "
-                "supported; its backward is a fused kernel");
+    detail::check_not_double_backward("StepWeightCopy");
     torch::Tensor accumulator = saved_tensor(ctx, "accumulator");
     std::vector<int64_t> widths = ctx->saved_data["widths"].toIntVector();
     torch::Tensor grad_t = grads[0];  // [in, out]
@@ -148,9 +147,7 @@ class StepLinear : public torch::autograd::Function<StepLinear> {
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    TORCH_CHECK(!torch::GradMode::is_enabled(),
-                "StepLinear: double backward (create_graph) is not "
-                "supported; its backward is a fused kernel");
+    detail::check_not_double_backward("StepLinear");
     torch::Tensor x = ctx->get_saved_variables()[0];
     torch::Tensor grad = grads[0].contiguous();  // [B, out]
     torch::Tensor accumulator = saved_tensor(ctx, "accumulator");

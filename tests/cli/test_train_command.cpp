@@ -1,12 +1,9 @@
 // Trains for real through the CLI on a small espeak-ng corpus (one process): outputs of a run,
 // inspect, synthesize, resume equivalence, a store made with other settings.
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
-#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
