@@ -235,15 +235,20 @@ std::vector<Utterance> read_utterance_list(const std::string& dir, const std::st
   return list;
 }
 
+std::string feature_file_error(const std::string& path, const std::string& id,
+                               const std::exception& error) {
+  std::string reason = error.what();
+  if (reason.rfind(path + ": ", 0) == 0) reason.erase(0, path.size() + 2);
+  return fmt::format("{} (utterance {}): {}", path, id, reason);
+}
+
 std::optional<std::string> check_feature_file(const std::string& path, const std::string& id,
                                               int64_t bins, int64_t frames) {
   NpyHeader header;
   try {
     header = read_npy_header(path);
   } catch (const Error& e) {
-    std::string reason = e.what();
-    if (reason.rfind(path + ": ", 0) == 0) reason.erase(0, path.size() + 2);
-    return fmt::format("{} (utterance {}): {}", path, id, reason);
+    return feature_file_error(path, id, e);
   }
   if (header.dtype != "<f4") {
     return fmt::format("{} (utterance {}): dtype '{}', expected float32 ('<f4')", path, id,

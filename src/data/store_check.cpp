@@ -25,9 +25,7 @@ std::optional<std::string> non_finite_values(const std::string& path, const std:
   try {
     array = read_npy(path);
   } catch (const Error& e) {
-    std::string reason = e.what();
-    if (reason.rfind(path + ": ", 0) == 0) reason.erase(0, path.size() + 2);
-    return fmt::format("{} (utterance {}): {}", path, id, reason);
+    return feature_file_error(path, id, e);
   }
   int64_t nan = 0;
   int64_t inf = 0;

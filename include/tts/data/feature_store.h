@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <optional>
 #include <string>
 #include <vector>
@@ -77,6 +78,11 @@ std::vector<std::string> settings_mismatches(const config::Config& store,
 // Reads one utterance list (metadata.tsv, train.tsv or val.tsv) of the store `dir`; paths become
 // absolute. Throws tts::Error naming the file and line of a malformed row.
 std::vector<Utterance> read_utterance_list(const std::string& dir, const std::string& file_name);
+
+// "PATH (utterance ID): REASON" for a feature file that could not be read; REASON is the error's
+// message without a leading "PATH: ".
+std::string feature_file_error(const std::string& path, const std::string& id,
+                               const std::exception& error);
 
 // Checks the .npy header of a feature file against what metadata.tsv and the config promise:
 // float32 ('<f4'), 2-D [frames, bins], `bins` columns, `frames` rows, data not truncated. Returns
