@@ -1,14 +1,41 @@
 #!/usr/bin/env bash
-# Configures and builds tts-train (Release, all cores) into BUILD_DIR (default: build/).
-# Extra arguments go to cmake, e.g. -DTorch_DIR=... for a CUDA libtorch.
+# Configures and builds tts-train (Release, all cores).
+#   scripts/build.sh [--torch debian|pip] [extra cmake arguments]
+# --torch debian (default): Debian's libtorch 1.13 into build/; --torch pip: the PyTorch wheel that
+# `scripts/setup.sh --torch pip` installed, CUDA and NCCL code included, into build-pip/.
+# BUILD_DIR overrides the folder. Your own libtorch: BUILD_DIR=build-x scripts/build.sh
+# -DTorch_DIR=/path/to/libtorch/share/cmake/Torch (README: "Building against your own libtorch").
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-build_dir="${BUILD_DIR:-$root/build}"
-generator=()
+source "$root/scripts/lib/torch_env.sh"
+build_dir="${BUILD_DIR:-$default_build_dir}"
+cmake_args=(-DCMAKE_BUILD_TYPE=Release)
 # Ninja schedules the many torch-heavy compiles better than make (objects of the tests compile
 # while the library links); a build folder keeps the generator it was first configured with.
 if [ ! -f "$build_dir/CMakeCache.txt" ] && command -v ninja >/dev/null 2>&1; then
-  generator=(-G Ninja)
+  cmake_args+=(-G Ninja)
 fi
-cmake -S "$root" -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "$@"
+if command -v ccache >/dev/null 2>&1 && [ "${TTS_CCACHE:-1}" = 1 ]; then
+  # Paths relative to the checkout, so that another clone (CI's) hits the same cache entries;
+  # the sloppiness lets the precompiled torch header be cached.
+  export CCACHE_BASEDIR="$root"
+  export CCACHE_SLOPPINESS="${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_file_mtime,include_file_ctime}"
+  export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-8G}"
+  cmake_args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+if [ "$torch_flavor" = pip ]; then
+  python="$torch_venv/bin/python"
+  if [ ! -x "$python" ]; then
+    echo "build: no PyTorch wheel in $torch_venv: run scripts/setup.sh --torch pip first" >&2
+    exit 1
+  fi
+  torch_cmake="$("$python" -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')"
+  # nccl.h of the NCCL wheel torch depends on (torch's CMake does not export it).
+  nccl_include="$("$python" -c 'import os, nvidia.nccl as n; print(os.path.join(list(n.__path__)[0], "include"))')"
+  cmake_args+=("-DCMAKE_PREFIX_PATH=$torch_cmake" "-DNCCL_INCLUDE_DIR=$nccl_include")
+  if [ -d /usr/local/cuda ]; then
+    cmake_args+=(-DCUDAToolkit_ROOT=/usr/local/cuda -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
+  fi
+fi
+cmake -S "$root" -B "$build_dir" "${cmake_args[@]}" ${args[@]+"${args[@]}"}
 cmake --build "$build_dir" -j "$(nproc)"

@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages tts-train needs, only those missing. A second run does nothing.
+#   scripts/setup.sh [--torch debian|pip]
+# --torch pip also installs PyTorch's wheel (pinned in scripts/lib/torch_env.sh) with TensorBoard into
+# a virtual environment under .deps/ (ignored by git), reusing pip's download cache.
 set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+source "$root/scripts/lib/torch_env.sh"
 
 packages=(
   build-essential cmake ninja-build pkg-config git
@@ -12,7 +17,12 @@ packages=(
   libfftw3-dev            # FFTW: the CPU STFT of feature extraction
   espeak-ng               # generates the small speech corpus of tests and the quickstart
   clang-format
+  ccache                  # rebuilds of an unchanged tree (CI from a fresh clone) come from its cache
+  libopenblas0-pthread    # the BLAS apt's Recommends bring with libtorch-dev: what Debian users run
 )
+if [ "$torch_flavor" = pip ]; then
+  packages+=(python3-venv python3-pip)
+fi
 
 missing=()
 for package in "${packages[@]}"; do
@@ -21,8 +31,21 @@ for package in "${packages[@]}"; do
   fi
 done
 
+install_torch_wheel() {
+  [ "$torch_flavor" = pip ] || return 0
+  local python="$torch_venv/bin/python"
+  if [ -x "$python" ] && "$python" -c "import torch, tensorboard, sys; sys.exit(torch.__version__.split('+')[0] != '$torch_pin')" 2>/dev/null; then
+    echo "setup: PyTorch $torch_pin is installed in $torch_venv"
+    return 0
+  fi
+  echo "setup: installing PyTorch $torch_pin (CUDA wheel, about 3 GB with its NVIDIA libraries) and TensorBoard into $torch_venv"
+  python3 -m venv "$torch_venv"
+  "$torch_venv/bin/pip" install -q --disable-pip-version-check "torch==$torch_pin" tensorboard
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all ${#packages[@]} packages are installed"
+  install_torch_wheel
   exit 0
 fi
 
@@ -41,3 +64,4 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+install_torch_wheel
