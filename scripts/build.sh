@@ -30,9 +30,10 @@ if [ "$torch_flavor" = pip ]; then
     exit 1
   fi
   torch_cmake="$("$python" -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')"
-  # nccl.h of the NCCL wheel torch depends on (torch's CMake does not export it).
-  nccl_include="$("$python" -c 'import os, nvidia.nccl as n; print(os.path.join(list(n.__path__)[0], "include"))')"
-  cmake_args+=("-DCMAKE_PREFIX_PATH=$torch_cmake" "-DNCCL_INCLUDE_DIR=$nccl_include")
+  # The NCCL version torch was built with is the one its wheel pins (nvidia-nccl-cu13==X.Y.Z);
+  # CMake checks nccl.h against it (cmake/torch.cmake).
+  nccl_version="$("$python" -c "import importlib.metadata as m, re; print(next((re.search(r'==([0-9.]+)', r).group(1) for r in m.requires('torch') or [] if r.startswith('nvidia-nccl')), ''))")"
+  cmake_args+=("-DCMAKE_PREFIX_PATH=$torch_cmake" "-DTTS_TORCH_NCCL_VERSION=$nccl_version")
   if [ -d /usr/local/cuda ]; then
     cmake_args+=(-DCUDAToolkit_ROOT=/usr/local/cuda -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
   fi

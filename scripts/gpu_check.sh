@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
-# One prepared check for a GPU machine (see ../shared/device/README.md), run from the project's
-# root with `carry: [".devdeps"]` after `../shared/device/fetch-deps.sh` here:
-#   build against the machine's CUDA libtorch, run the test suite, a 1-GPU NCCL training smoke
-#   run of configs/tiny.yaml through the launcher, and `tts-train bench` at full dimensions in
-#   fp32 (bf16 autocast once implemented). Logs go to $OUT (default: gpu-check/); a summary table is printed last.
-# Every step runs even if an earlier one failed; the exit code is non-zero if any failed.
+# One prepared check for a GPU machine (../shared/device/README.md), run from the project's root
+# with `carry: [".devdeps"]` after `../shared/device/fetch-deps.sh` here. It builds against the
+# machine's own CUDA libtorch (PyTorch 2.11.0+cu130) and runs, each step logged to $OUT/NAME.log:
+#   tests           the whole suite (CUDA-only tests run instead of skipping)
+#   nccl_selftest   a real NCCL process group of one rank: all-reduce, all-gather, barrier
+#   train_nccl      1 GPU through a real NCCL group (--process-group), tiny config
+#   train_gloo_2    2 ranks on the one GPU with Gloo on CUDA tensors (NCCL refuses two ranks on one
+#                   GPU; Gloo does not): every multi-rank CUDA path (reducer, stop flag, frame
+#                   weights, rank-0 side work, checkpoint)
+#   resume_1gpu     that 2-rank GPU checkpoint resumed on 1 GPU
+#   resume_cpu      and on the CPU
+#   bench_*         `tts-train bench` at NVIDIA's dimensions, batch 64, fp32 and TF32 (bf16 once
+#                   implemented), with mel frames/s
+# Every step runs even if an earlier one failed; a summary table is printed last and the exit
+# code is non-zero if any step failed.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -20,12 +29,13 @@ step() {  # step NAME COMMAND...: runs COMMAND, logging to $out/NAME.log, and re
   echo "== $name: $*"
   "$@" >"$out/$name.log" 2>&1
   local rc=$?
-  tail -n 5 "$out/$name.log"
+  tail -n 4 "$out/$name.log"
   summary+=("$(printf '%-14s %-6s %5ds' "$name" "$([ $rc -eq 0 ] && echo ok || echo "rc=$rc")" $((SECONDS - start)))")
   [ $rc -eq 0 ] || failed=1
   return $rc
 }
 
+nvidia-smi >"$out/nvidia-smi.txt" 2>&1 || true
 if ! step build .devdeps/gpu-build.sh; then
   printf '%s\n' "${summary[@]}"
   exit 1
@@ -34,28 +44,40 @@ eval "$(grep '^export LD_LIBRARY_PATH=' "$out/build.log" | tail -n 1)"
 tts="$root/build-gpu/tts-train"
 
 step tests bash -c "cd build-gpu && ctest --output-on-failure -j 8 --timeout 600"
-# A real NCCL process group (one rank on the one GPU) through the launcher: all-reduce, all-gather.
-step nccl_group "$tts" dist-selftest --nproc-per-node 1 --backend nccl --rounds 5
+step nccl_selftest "$tts" dist-selftest --nproc-per-node 1 --backend nccl --rounds 5
 
 corpus="$out/corpus"
 feats="$out/features"
-if step corpus env MAX_CHARS=80 scripts/make_corpus.sh "$corpus" 16 &&
+cuda=(--set train.device=cuda --set train.log_interval=5 --set train.val_interval=10
+  --set train.checkpoint_interval=10)
+if step corpus env MAX_CHARS=80 scripts/make_corpus.sh "$corpus" 24 &&
   step preprocess "$tts" preprocess --config configs/tiny.yaml --input "$corpus" --output "$feats"; then
-  step train_nccl "$tts" train --config configs/tiny.yaml --data "$feats" --out "$out/run" \
-    --nproc-per-node 1 --backend nccl --max-steps 20 --set train.device=cuda
+  step train_nccl "$tts" train --config configs/tiny.yaml --data "$feats" --out "$out/run_nccl" \
+    --nproc-per-node 1 --backend nccl --process-group --max-steps 20 "${cuda[@]}"
+  if step train_gloo_2 "$tts" train --config configs/tiny.yaml --data "$feats" \
+    --out "$out/run_gloo2" --nproc-per-node 2 --backend gloo --max-steps 20 "${cuda[@]}"; then
+    cp -r "$out/run_gloo2" "$out/run_1gpu"
+    cp -r "$out/run_gloo2" "$out/run_cpu"
+    step resume_1gpu "$tts" train --config configs/tiny.yaml --data "$feats" --out "$out/run_1gpu" \
+      --resume --max-steps 30 "${cuda[@]}"
+    step resume_cpu "$tts" train --config configs/tiny.yaml --data "$feats" --out "$out/run_cpu" \
+      --resume --max-steps 30 --set train.device=cpu
+  fi
 fi
 
-# bf16 autocast is not implemented yet (train.precision: bf16 is refused); fp32 only until then.
-precisions=(fp32)
-for precision in "${precisions[@]}"; do
-  step "bench_$precision" "$tts" bench --config configs/ljspeech_tacotron2.yaml --batch 32 \
-    --text-len 150 --frames 800 --steps 20 --device cuda --set "train.precision=$precision"
+# bf16 autocast is not implemented yet (train.precision: bf16 is refused): fp32 and TF32.
+benches=(fp32 tf32)
+for name in "${benches[@]}"; do
+  tf32=false
+  [ "$name" = tf32 ] && tf32=true
+  step "bench_$name" "$tts" bench --config configs/ljspeech_tacotron2.yaml --batch 64 \
+    --text-len 150 --frames 800 --steps 10 --device cuda --set "train.tf32=$tf32"
 done
 
 echo
 echo "== summary (logs in $out)"
 printf '%s\n' "${summary[@]}"
-for precision in "${precisions[@]}"; do
-  echo "bench $precision: $(grep -h '^{' "$out/bench_$precision.log" 2>/dev/null | tail -n 1)"
+for name in "${benches[@]}"; do
+  echo "bench $name: $(grep -h '^{' "$out/bench_$name.log" 2>/dev/null | tail -n 1)"
 done
 exit $failed

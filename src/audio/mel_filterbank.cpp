@@ -121,7 +121,7 @@ torch::Tensor MelFilterbank::to_linear(const torch::Tensor& mel, const std::stri
             "mel inversion: expected method pinv or nnls, found '{}'", method);
   const torch::Tensor basis = basis_.to(mel.device(), torch::kFloat64);
   const torch::Tensor target = mel.to(torch::kFloat64);
-  torch::Tensor x = torch::matmul(target, torch::linalg::pinv(basis).t()).clamp_min(1e-10);
+  torch::Tensor x = torch::matmul(target, torch::linalg_pinv(basis).t()).clamp_min(1e-10);
   if (method == "nnls") {
     // FISTA on f(x) = ||x B^T - mel||^2 / 2 over x >= 0; 1/L with L = sigma_max(B)^2.
     const double lipschitz = std::pow(torch::linalg_svdvals(basis)[0].item<double>(), 2);

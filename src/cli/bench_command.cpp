@@ -12,6 +12,7 @@
 #include "tts/core/logging.h"
 #include "tts/core/timer.h"
 #include "tts/model/loss.h"
+#include "tts/model/precision.h"
 #include "tts/model/tacotron2.h"
 
 namespace tts::cli {
@@ -55,6 +56,7 @@ int run_bench(const BenchArgs& args) {
   torch::Device device(args.device == "cuda" ? torch::kCUDA : torch::kCPU);
   if (args.threads > 0) torch::set_num_threads(args.threads);
   torch::manual_seed(config.train.seed);
+  model::apply_math_settings(config.train);
 
   int64_t r = config.model.n_frames_per_step;
   int64_t frames = (args.frames + r - 1) / r * r;
@@ -118,13 +120,14 @@ int run_bench(const BenchArgs& args) {
                    "\"forward_s\": {:.6f}, \"backward_s\": {:.6f}, \"optimizer_s\": {:.6f}, "
                    "\"mean_step_s\": {:.6f}, \"min_step_s\": {:.6f}, \"loss\": {:.6f}, "
                    "\"batch\": {}, \"text_len\": {}, \"frames\": {}, \"frames_per_step\": {}, "
-                   "\"steps\": {}, \"threads\": {}, \"device\": \"{}\"}}",
+                   "\"steps\": {}, \"threads\": {}, \"device\": \"{}\", \"tf32\": {}}}",
                    median_step, static_cast<double>(batch * frames) / median_step,
                    model::count_parameters(*tacotron), median(forward_s), median(backward_s),
                    median(optimizer_s),
                    std::accumulate(step_s.begin(), step_s.end(), 0.0) / step_s.size(),
                    *std::min_element(step_s.begin(), step_s.end()), loss, batch, args.text_len,
-                   frames, r, args.steps, torch::get_num_threads(), args.device)
+                   frames, r, args.steps, torch::get_num_threads(), args.device,
+                   config.train.tf32)
             << std::endl;
   return 0;
 }

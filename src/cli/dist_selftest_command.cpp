@@ -22,6 +22,7 @@ struct SelftestArgs {
   std::string fail_mode = "exit";
   double timeout_s = 60.0;
   std::string backend = "gloo";
+  std::string device;  // default: cuda for nccl, else cpu
   bool until_signal = false;
 };
 
@@ -41,7 +42,9 @@ int run_worker(const SelftestArgs& args) {
   }
   config::DistributedOptions options;
   options.timeout_s = args.timeout_s;
-  auto comm = dist::make_communicator(info, options, args.backend,
+  const std::string device =
+      !args.device.empty() ? args.device : args.backend == "nccl" ? "cuda" : "cpu";
+  auto comm = dist::make_communicator(info, options, args.backend, device,
                                       /*process_group_for_one_rank=*/true);
   const auto on_device = torch::TensorOptions().dtype(torch::kFloat64).device(comm->device());
   const double expected = comm->size() * (comm->size() + 1) / 2.0;
@@ -86,6 +89,8 @@ Runner setup_dist_selftest(CLI::App& app) {
       ->check(CLI::IsMember({"exit", "kill", "hang"}));
   app.add_option("--timeout", args->timeout_s, "distributed.timeout_s");
   app.add_option("--backend", args->backend, "gloo or nccl");
+  app.add_option("--device", args->device, "cpu or cuda (default: cuda for nccl, else cpu)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   app.add_flag("--until-signal", args->until_signal, "run rounds until SIGINT/SIGTERM");
   return [args]() {
     if (args->nproc_per_node > 0) {

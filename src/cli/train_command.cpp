@@ -21,6 +21,7 @@ struct TrainCommandArgs {
   train::TrainArgs train;
   int nproc_per_node = 0;
   std::string backend;
+  bool process_group = false;
 };
 
 int visible_gpus() {
@@ -42,6 +43,9 @@ Runner setup_train(CLI::App& app) {
                  "GPU, 1 on CPU)");
   app.add_option("--backend", args->backend, "gloo or nccl (default: nccl on CUDA, gloo on CPU)")
       ->check(CLI::IsMember({"gloo", "nccl"}));
+  app.add_flag("--process-group", args->process_group,
+               "use a real Gloo/NCCL process group even for one rank (checks the NCCL path on one "
+               "GPU; with more ranks there always is one)");
   return [args]() {
     config::Config config = args->config.load();
     std::string backend =
@@ -58,12 +62,13 @@ Runner setup_train(CLI::App& app) {
     log::setup({config.logging.level, rank.rank, rank.world_size});
     std::filesystem::create_directories(args->train.run_dir);
     if (rank.rank == 0) log::add_file(args->train.run_dir + "/train.log");
-    if (rank.distributed() && config.train.device != "cuda") {
-      torch::set_num_threads(config.distributed.threads_per_rank);
-    }
     train::install_stop_handlers();
     std::unique_ptr<dist::Communicator> comm =
-        dist::make_communicator(rank, config.distributed, backend);
+        dist::make_communicator(rank, config.distributed, backend, config.train.device,
+                                args->process_group);
+    if (rank.distributed() && comm->device().is_cpu()) {
+      torch::set_num_threads(config.distributed.threads_per_rank);
+    }
     return train::train(config, args->train, *comm);
   };
 }

@@ -11,8 +11,6 @@ namespace tts::data {
 
 int64_t Batch::padded_frames() const { return mel.size(0) * mel.size(1); }
 
-int64_t Batch::real_frames() const { return mel_lengths.sum().item<int64_t>(); }
-
 namespace {
 
 // The batch with `f` applied to each of its defined tensors (undefined ones stay undefined).
@@ -27,6 +25,8 @@ Batch map_tensors(const Batch& in, F f) {
   out.stop = apply(in.stop);
   out.linear = apply(in.linear);
   out.ids = in.ids;
+  out.real_frame_count = in.real_frame_count;
+  out.global_real_frames = in.global_real_frames;
   return out;
 }
 
@@ -92,6 +92,7 @@ Batch collate(std::vector<Example> examples, int n_frames_per_step) {
     if (with_linear) out.linear[i].narrow(0, 0, frames).copy_(e.linear);
     out.stop[i].narrow(0, frames - 1, t_mel - frames + 1).fill_(1.0f);
     out.ids.push_back(e.id);
+    out.real_frame_count += frames;
   }
   return out;
 }

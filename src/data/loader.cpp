@@ -54,6 +54,7 @@ struct Loader::Impl {
   std::condition_variable produced;  // a batch (or an error) is ready
   std::condition_variable consumed;  // room in the queue, or stop
   std::vector<std::vector<int64_t>> batches;
+  std::vector<int64_t> global_frames;  // of each batch's global batch, from the plan
   int64_t epoch = 0;
   int64_t next_to_load = 0;
   int64_t next_to_return = 0;
@@ -95,7 +96,10 @@ struct Loader::Impl {
     return std::nullopt;
   }
 
-  Batch load_batch(const std::vector<int64_t>& indices) {
+  // The batch at `position` of the epoch. A bad file skipped here still counts in its global
+  // batch's frames (the others cannot know): the step's loss weights are then slightly low.
+  Batch load_batch(int64_t position) {
+    const std::vector<int64_t>& indices = batches[position];
     std::vector<Example> examples;
     examples.reserve(indices.size());
     for (int64_t index : indices) {
@@ -124,6 +128,7 @@ struct Loader::Impl {
               "data check` to list every problem and re-run tts-train preprocess",
               utterances[indices.front()].id);
     Batch batch = collate(std::move(examples), r);
+    batch.global_real_frames = global_frames[position];
     return pin ? batch.pin_memory() : batch;
   }
 
@@ -140,7 +145,7 @@ struct Loader::Impl {
         index = next_to_load++;
       }
       try {
-        Batch batch = load_batch(batches[index]);
+        Batch batch = load_batch(index);
         std::lock_guard<std::mutex> lock(mutex);
         ready.emplace(index, std::move(batch));
       } catch (...) {
@@ -209,13 +214,23 @@ Loader::~Loader() { impl_->stop(); }
 void Loader::start_epoch(int64_t epoch, int64_t skip_batches) {
   Impl& s = *impl_;
   s.stop();
-  std::vector<std::vector<int64_t>> batches = s.sampler->rank_batches(epoch, s.rank);
-  TTS_CHECK(skip_batches >= 0 && skip_batches <= static_cast<int64_t>(batches.size()),
-            "loader: cannot skip {} batches of an epoch of {}", skip_batches, batches.size());
-  batches.erase(batches.begin(), batches.begin() + skip_batches);
+  EpochPlan plan = s.sampler->plan(epoch);
+  TTS_CHECK(skip_batches >= 0 && skip_batches <= static_cast<int64_t>(plan.size()),
+            "loader: cannot skip {} batches of an epoch of {}", skip_batches, plan.size());
+  std::vector<std::vector<int64_t>> batches;
+  std::vector<int64_t> global_frames;
+  for (size_t step = static_cast<size_t>(skip_batches); step < plan.size(); ++step) {
+    int64_t frames = 0;
+    for (const auto& rank_batch : plan[step]) {
+      for (int64_t index : rank_batch) frames += s.utterances[index].n_frames;
+    }
+    global_frames.push_back(frames);
+    batches.push_back(std::move(plan[step][s.rank]));
+  }
   {
     std::lock_guard<std::mutex> lock(s.mutex);
     s.batches = std::move(batches);
+    s.global_frames = std::move(global_frames);
     s.epoch = epoch;
     s.next_to_load = 0;
     s.next_to_return = 0;
@@ -236,7 +251,7 @@ std::optional<Batch> Loader::next() {
       return std::nullopt;
     }
     Stopwatch watch;
-    Batch batch = s.load_batch(s.batches[s.next_to_return++]);
+    Batch batch = s.load_batch(s.next_to_return++);
     s.wait_seconds += watch.seconds();
     return batch;
   }

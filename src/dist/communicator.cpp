@@ -13,6 +13,7 @@
 #include "tts/core/logging.h"
 #include "tts/core/timer.h"
 #include "tts/dist/compat.h"
+#include "tts/dist/launcher.h"
 #ifdef TTS_WITH_CUDA
 #include "nccl_group.h"
 #endif
@@ -36,6 +37,7 @@ class LocalCommunicator : public Communicator {
   }
   void broadcast(std::vector<torch::Tensor>&, int) override {}
   void barrier() override {}
+  void wait_for_all(const std::string&) override {}
   std::vector<double> all_gather(const std::vector<double>& values) override { return values; }
 
  private:
@@ -122,8 +124,8 @@ class C10dPending : public Pending {
 class C10dCommunicator : public Communicator {
  public:
   C10dCommunicator(const RankInfo& info, const config::DistributedOptions& options,
-                   const std::string& backend)
-      : info_(info), timeout_s_(options.timeout_s), backend_(backend), device_(torch::kCPU) {
+                   const std::string& backend, torch::Device device)
+      : info_(info), timeout_s_(options.timeout_s), backend_(backend), device_(device) {
     auto log = log::get("dist");
     log->info("{}: rendezvous at {}:{} ({} backend, timeout {} s)", info.describe(),
               info.master_addr, info.master_port, backend, timeout_s_);
@@ -142,8 +144,7 @@ class C10dCommunicator : public Communicator {
     try {
       if (backend == "nccl") {
 #ifdef TTS_WITH_CUDA
-        device_ = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(info.local_rank));
-        group_ = make_nccl_group(store_, info.rank, info.world_size, info.local_rank, timeout_s_);
+        group_ = make_nccl_group(store_, info.rank, info.world_size, device_.index(), timeout_s_);
 #endif
       } else {
         group_ = compat::make_gloo_group(store_, info.rank, info.world_size, info.master_addr,
@@ -167,6 +168,9 @@ class C10dCommunicator : public Communicator {
     const int64_t expected = failed_ ? reachable_ranks_ : info_.world_size;
     const double limit_s =
         failed_ ? timeout_s_ + 4 * heartbeat_->interval_s() + 2.0 : std::min(timeout_s_, 10.0);
+    // The group goes first: NCCL's may still talk to the store while it shuts down, and the store
+    // (rank 0's) must outlive every rank's group.
+    compat::shutdown_group(group_, failed_);
     heartbeat_.reset();
     try {
       if (!failed_) store_->add(key, 1);
@@ -234,6 +238,35 @@ class C10dCommunicator : public Communicator {
     // A barrier is an all-reduce of one element: it behaves the same on Gloo and NCCL.
     std::vector<torch::Tensor> one{torch::zeros({1}, torch::TensorOptions().device(device_))};
     all_reduce_sum(one);
+  }
+
+  void wait_for_all(const std::string& what) override {
+    const std::string key = fmt::format("tts/wait/{}", waits_++);
+    const double stale_s = 3 * heartbeat_->interval_s() + 1.0;
+    try {
+      store_->add(key, 1);
+      std::vector<int64_t> beats(info_.world_size, -1);
+      std::vector<Stopwatch> since_beat(info_.world_size);
+      Stopwatch poll;
+      while (store_->add(key, 0) < info_.world_size) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        if (poll.seconds() < heartbeat_->interval_s()) continue;
+        poll.reset();
+        for (int r = 0; r < info_.world_size; ++r) {
+          const int64_t beat = store_->add(Heartbeat::beat_key(r), 0);
+          if (beat != beats[r]) {
+            beats[r] = beat;
+            since_beat[r].reset();
+          } else if (since_beat[r].seconds() > stale_s) {
+            fail(what.c_str(), fmt::format("rank {} stopped beating while the others waited", r));
+          }
+        }
+      }
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      fail(what.c_str(), e.what());
+    }
   }
 
   std::vector<double> all_gather(const std::vector<double>& values) override {
@@ -346,6 +379,7 @@ class C10dCommunicator : public Communicator {
   std::unique_ptr<Heartbeat> heartbeat_;
   bool failed_ = false;
   int64_t reachable_ranks_ = 1;  // after a failure: ranks expected to diagnose it
+  int64_t waits_ = 0;            // wait_for_all() calls so far: the same sequence on every rank
 };
 
 void C10dPending::wait() {
@@ -364,6 +398,10 @@ void C10dPending::wait() {
 
 }  // namespace
 
+#ifndef TTS_WITH_CUDA
+void check_nccl_headers() {}
+#endif
+
 std::string resolve_backend(const std::string& configured) {
   if (configured != "auto") return configured;
 #ifdef TTS_WITH_CUDA
@@ -372,9 +410,44 @@ std::string resolve_backend(const std::string& configured) {
   return "gloo";
 }
 
+torch::Device rank_device(const RankInfo& info, const std::string& device,
+                          const std::string& backend) {
+  TTS_USAGE_CHECK(device == "cpu" || device == "cuda" || device == "auto",
+                  "dist: unknown device '{}': expected cpu, cuda or auto", device);
+  const bool cuda = torch::cuda::is_available();
+  TTS_USAGE_CHECK(device != "cuda" || cuda,
+                  "config: train.device = cuda, but no CUDA device is available to this build "
+                  "(libtorch {}, {}); set train.device: cpu or auto",
+                  TORCH_VERSION,
+#ifdef TTS_WITH_CUDA
+                  "built with CUDA: check the driver and CUDA_VISIBLE_DEVICES"
+#else
+                  "built without CUDA"
+#endif
+  );
+  const bool use_cuda = device != "cpu" && cuda;
+  TTS_USAGE_CHECK(backend != "nccl" || use_cuda,
+                  "dist: the nccl backend works on CUDA devices, but this rank runs on the CPU "
+                  "(train.device = {}{}); use --backend gloo",
+                  device, cuda ? "" : ", no CUDA device available");
+  if (!use_cuda) return torch::Device(torch::kCPU);
+  const int gpus = static_cast<int>(torch::cuda::device_count());
+  if (info.local_rank >= gpus) {
+    TTS_USAGE_CHECK(backend != "nccl",
+                    "dist: {} needs a GPU of its own with nccl, but this node shows {} GPU(s) for "
+                    "{} local ranks (check CUDA_VISIBLE_DEVICES and --nproc-per-node); NCCL "
+                    "refuses two ranks on one GPU: use --backend gloo to share GPUs",
+                    info.describe(), gpus, info.local_world_size);
+    log::get("dist")->warn("{}: {} GPU(s) for {} local ranks: ranks share GPUs (gloo)",
+                           info.describe(), gpus, info.local_world_size);
+  }
+  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(info.local_rank % gpus));
+}
+
 std::unique_ptr<Communicator> make_communicator(const RankInfo& info,
                                                 const config::DistributedOptions& options,
                                                 const std::string& backend,
+                                                const std::string& device,
                                                 bool process_group_for_one_rank) {
   const std::string resolved = resolve_backend(backend);
   TTS_USAGE_CHECK(resolved == "gloo" || resolved == "nccl",
@@ -384,17 +457,21 @@ std::unique_ptr<Communicator> make_communicator(const RankInfo& info,
                   "dist: backend nccl needs a CUDA build of tts-train (this libtorch has no "
                   "CUDA); use --backend gloo");
 #endif
+  const torch::Device rank_dev = rank_device(info, device, resolved);
   if (!info.distributed() && !process_group_for_one_rank) {
-    const bool cuda = resolved == "nccl" && torch::cuda::is_available();
-    return std::make_unique<LocalCommunicator>(
-        cuda ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(info.local_rank))
-             : torch::Device(torch::kCPU));
+    return std::make_unique<LocalCommunicator>(rank_dev);
   }
-  TTS_USAGE_CHECK(info.master_port > 0,
+  RankInfo group_info = info;
+  if (!info.distributed() && info.master_port <= 0) {
+    // One rank with a real group (a check of the Gloo/NCCL path): its own store on loopback.
+    group_info.master_addr = "127.0.0.1";
+    group_info.master_port = pick_free_port(group_info.master_addr);
+  }
+  TTS_USAGE_CHECK(group_info.master_port > 0,
                   "dist: a process group of {} rank(s) needs a rendezvous port (MASTER_PORT) for "
                   "rank 0's store",
                   info.world_size);
-  return std::make_unique<C10dCommunicator>(info, options, resolved);
+  return std::make_unique<C10dCommunicator>(group_info, options, resolved, rank_dev);
 }
 
 }  // namespace tts::dist

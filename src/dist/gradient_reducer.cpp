@@ -34,6 +34,7 @@ struct GradientReducer::State {
   bool reducing = false;
   int next_launch = 0;
   double exposed_s = 0;
+  bool stop_agreed = false;
 
   void on_gradient(int index, const torch::Tensor& grad) {
     std::lock_guard<std::mutex> lock(mutex);
@@ -152,10 +153,11 @@ void GradientReducer::begin_step(bool reduce_this_micro_batch) {
   s.next_launch = 0;
 }
 
-void GradientReducer::finish_step() {
+void GradientReducer::finish_step(bool stop_requested) {
   State& s = *state_;
   if (!s.reducing) {
     s.exposed_s = 0;
+    s.stop_agreed = stop_requested;
     return;
   }
   Stopwatch watch;
@@ -181,11 +183,14 @@ void GradientReducer::finish_step() {
     }
     s.launch_ready_buckets();
     // How many ranks gave each parameter a gradient: one no rank used stays without a gradient,
-    // as it would in a single process (optimizers skip it).
-    used_counts = torch::empty({static_cast<int64_t>(s.slots.size())},
+    // as it would in a single process (optimizers skip it). The last element counts the ranks
+    // that want to stop.
+    const size_t n = s.slots.size();
+    used_counts = torch::empty({static_cast<int64_t>(n + 1)},
                                torch::TensorOptions().dtype(torch::kFloat32));
     auto* counts = used_counts.data_ptr<float>();
-    for (size_t i = 0; i < s.slots.size(); ++i) counts[i] = s.slots[i].used ? 1.0f : 0.0f;
+    for (size_t i = 0; i < n; ++i) counts[i] = s.slots[i].used ? 1.0f : 0.0f;
+    counts[n] = stop_requested ? 1.0f : 0.0f;
     used_counts = used_counts.to(s.comm->device());
     std::vector<torch::Tensor> one{used_counts};
     used_pending = s.comm->all_reduce_sum_async(one);
@@ -204,6 +209,7 @@ void GradientReducer::finish_step() {
   for (auto& bucket : s.buckets) bucket.flat.div_(world);
   const torch::Tensor counts = used_counts.to(torch::kCPU);
   const float* used_by = counts.data_ptr<float>();
+  s.stop_agreed = used_by[s.slots.size()] > 0.0f;
   for (size_t i = 0; i < s.slots.size(); ++i) {
     State::Slot& slot = s.slots[i];
     if (used_by[i] == 0.0f) continue;
@@ -217,6 +223,8 @@ void GradientReducer::finish_step() {
     }
   }
 }
+
+bool GradientReducer::stop_agreed() const { return state_->stop_agreed; }
 
 double GradientReducer::last_exposed_comm_seconds() const { return state_->exposed_s; }
 

@@ -70,6 +70,13 @@ Checkpoint capture(torch::nn::Module& model, torch::optim::Optimizer* optimizer,
   }
   at::Generator generator = at::detail::getDefaultCPUGenerator();
   checkpoint.rng_state = generator.get_state();
+  for (const auto& parameter : model.parameters()) {
+    if (parameter.is_cuda()) {
+      checkpoint.cuda_rng_state =
+          at::globalContext().defaultGenerator(parameter.device()).get_state();
+    }
+    break;
+  }
   return checkpoint;
 }
 
@@ -111,14 +118,28 @@ void restore_model(const Checkpoint& checkpoint, torch::nn::Module& model,
 
 void restore_optimizer(const Checkpoint& checkpoint, torch::optim::Optimizer& optimizer) {
   if (checkpoint.optimizer.empty()) return;
+  // torch::load would put each state tensor back on the device it was saved from (cuda:0 of
+  // rank 0): map everything to where this optimizer's parameters live.
+  torch::Device device(torch::kCPU);
+  for (const auto& group : optimizer.param_groups()) {
+    if (!group.params().empty()) {
+      device = group.params().front().device();
+      break;
+    }
+  }
   std::istringstream stream(checkpoint.optimizer);
-  torch::load(optimizer, stream);
+  torch::serialize::InputArchive archive;
+  archive.load_from(stream, device);
+  optimizer.load(archive);
 }
 
-void restore_rng(const Checkpoint& checkpoint) {
+void restore_rng(const Checkpoint& checkpoint, const torch::Device& device) {
   if (checkpoint.rng_state.defined()) {
     at::Generator generator = at::detail::getDefaultCPUGenerator();
     generator.set_state(checkpoint.rng_state);
+  }
+  if (device.is_cuda() && checkpoint.cuda_rng_state.defined()) {
+    at::globalContext().defaultGenerator(device).set_state(checkpoint.cuda_rng_state);
   }
 }
 
@@ -141,6 +162,9 @@ std::string save_checkpoint(const std::string& dir, const Checkpoint& checkpoint
   dict.insert("optimizer", bytes_tensor(checkpoint.optimizer));
   dict.insert("rng_state", checkpoint.rng_state.defined() ? checkpoint.rng_state
                                                           : torch::empty({0}, torch::kUInt8));
+  dict.insert("cuda_rng_state", checkpoint.cuda_rng_state.defined()
+                                    ? checkpoint.cuda_rng_state
+                                    : torch::empty({0}, torch::kUInt8));
   std::vector<char> bytes = torch::pickle_save(c10::IValue(dict));
 
   std::string name = fmt::format("step_{:08d}.pt", checkpoint.state.step);
@@ -218,6 +242,9 @@ Checkpoint load_checkpoint(const std::string& path) {
   checkpoint.optimizer = tensor_bytes(entry(dict, "optimizer", file).toTensor());
   auto rng = entry(dict, "rng_state", file).toTensor();
   if (rng.numel() > 0) checkpoint.rng_state = rng;
+  if (auto it = dict.find("cuda_rng_state"); it != dict.end() && it->value().toTensor().numel()) {
+    checkpoint.cuda_rng_state = it->value().toTensor();
+  }
   return checkpoint;
 }
 

@@ -158,7 +158,7 @@ Run::Run(const config::Config& config, const TrainArgs& args, dist::Communicator
     Checkpoint checkpoint = load_newest_checkpoint(args.run_dir + "/checkpoints", &from);
     restore_model(checkpoint, *model_, from);
     restore_optimizer(checkpoint, *optimizer_);
-    restore_rng(checkpoint);
+    restore_rng(checkpoint, device_);
     state_ = checkpoint.state;
     // An epoch's global batches depend only on the global batch size (per-rank batch x ranks):
     // with the same global batch the run continues exactly where it stopped, on any number of

@@ -80,7 +80,10 @@ TEST(Collate, RejectsInconsistentShapesNamingTheUtterance) {
 TEST(Batch, ToDeviceKeepsEveryTensorAndId) {
   tts::data::Batch batch =
       tts::data::collate({example("a", 4, 2, 3, 5, 1.0f), example("b", 2, 1, 3, 5, 2.0f)}, 1);
+  batch.global_real_frames = 17;
   tts::data::Batch moved = batch.to(torch::kCPU, true);
+  EXPECT_EQ(moved.real_frames(), 6);
+  EXPECT_EQ(moved.global_real_frames, 17);
   EXPECT_TRUE(moved.mel.equal(batch.mel));
   EXPECT_TRUE(moved.linear.equal(batch.linear));
   EXPECT_TRUE(moved.stop.equal(batch.stop));

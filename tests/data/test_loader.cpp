@@ -41,6 +41,38 @@ std::vector<Batch> drain(Loader& loader) {
   return batches;
 }
 
+// Every rank knows its global batch's real frames from the sampler's plan (the loss weighting of
+// data-parallel training needs no collective): the sum of all ranks' batches at that step, also
+// when resuming mid-epoch; real_frames() is counted on the host at collation.
+TEST(Loader, KnowsTheRealFramesOfTheWholeGlobalBatch) {
+  Config config = small_config(1);
+  auto utterances = tts::test::varied_utterances(30);
+  std::string dir = tts::test::make_store(tts::test::temp_dir("ld_global"), config, utterances, 3);
+  FeatureStore store = FeatureStore::open(dir, config);
+  const int world = 3;
+  for (int64_t skip : {0, 1}) {
+    std::vector<std::vector<Batch>> per_rank;
+    for (int rank = 0; rank < world; ++rank) {
+      Loader loader(store, store.train(), config, tokenize, rank, world);
+      loader.start_epoch(2, skip);
+      per_rank.push_back(drain(loader));
+      ASSERT_EQ(per_rank.back().size(), per_rank.front().size());
+    }
+    ASSERT_GT(per_rank[0].size(), 0u);
+    for (size_t step = 0; step < per_rank[0].size(); ++step) {
+      int64_t sum = 0;
+      for (int rank = 0; rank < world; ++rank) {
+        const Batch& batch = per_rank[rank][step];
+        EXPECT_EQ(batch.real_frames(), batch.mel_lengths.sum().item<int64_t>());
+        sum += batch.real_frames();
+      }
+      for (int rank = 0; rank < world; ++rank) {
+        EXPECT_EQ(per_rank[rank][step].global_real_frames, sum) << "step " << step;
+      }
+    }
+  }
+}
+
 TEST(Loader, LoadsEveryUtteranceOfItsShardWithStoredValuesWhateverTheWorkers) {
   Config config = small_config(0);
   config.audio.linear = true;

@@ -143,13 +143,10 @@ TEST(Communicator, WorldSizeOneIsALocalNoOp) {
   EXPECT_EQ(comm->all_gather({1.0, 2.0}), (std::vector<double>{1.0, 2.0}));
 }
 
-TEST(Communicator, NcclWithoutCudaIsAUsageError) {
-#ifdef TTS_WITH_CUDA
-  GTEST_SKIP() << "this build has CUDA";
-#else
+TEST(Communicator, NcclOnACpuRankIsAUsageError) {
+  // Without CUDA in the build, or with train.device cpu in a CUDA build, on any machine.
   config::DistributedOptions options;
-  EXPECT_THROW(make_communicator(RankInfo{}, options, "nccl"), UsageError);
-#endif
+  EXPECT_THROW(make_communicator(RankInfo{}, options, "nccl", "cpu"), UsageError);
 }
 
 }  // namespace

@@ -131,6 +131,32 @@ INSTANTIATE_TEST_SUITE_P(Cases, Reducer,
                                   (info.param.bucket_mb < 1 ? "_tiny_buckets" : "_one_bucket");
                          });
 
+// A stop wish of one rank (a signal that reached only it) rides on the step's all-reduce: every
+// rank sees it after the same step, with no collective of its own; under accumulation only the
+// reducing micro-batch carries it.
+TEST(ReducerStop, OneRanksWishReachesEveryRankAtTheSameStep) {
+  auto codes = run_ranks(3, [](int rank) {
+    torch::set_num_threads(1);
+    config::DistributedOptions options;
+    options.timeout_s = 30;
+    auto comm = make_communicator(RankInfo::from_env(), options, "gloo");
+    torch::manual_seed(0);
+    Mlp net;
+    GradientReducer reducer(net.parameters(), *comm, options);
+    for (int step = 0; step < 4; ++step) {
+      reducer.begin_step(false);
+      shard_loss(net, step, 0, rank).backward();
+      reducer.finish_step(rank == 1);
+      EXPECT_EQ(reducer.stop_agreed(), rank == 1) << "a non-reducing micro-batch: own wish only";
+      reducer.begin_step(true);
+      shard_loss(net, step, 1, rank).backward();
+      reducer.finish_step(step == 2 && rank == 1);
+      EXPECT_EQ(reducer.stop_agreed(), step == 2) << "rank " << rank << " step " << step;
+    }
+  });
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(codes[r], 0) << "rank " << r;
+}
+
 TEST(ReducerBuckets, FirstBucketIsSmallerAndOrderIsReverseRegistration) {
   // One rank, in a child process like the others (the test process itself runs no torch code).
   auto codes = run_ranks(1, [](int) {

@@ -68,7 +68,7 @@ TEST(Checkpoint, RoundTripContinuesExactlyLikeAnUninterruptedRun) {
   EXPECT_EQ(loaded.parameter_names.size(), resumed->parameters().size());
   restore_model(loaded, *resumed, dir);
   restore_optimizer(loaded, resumed_adam);
-  restore_rng(loaded);
+  restore_rng(loaded, torch::kCPU);
   train_steps(resumed, resumed_adam, 3);
 
   auto expected = net->named_parameters();

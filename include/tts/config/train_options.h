@@ -17,6 +17,7 @@ struct TrainOptions {
   int64_t seed = 1234;
   std::string device = "auto";
   std::string precision = "fp32";
+  bool tf32 = false;
   double learning_rate = 1e-3;
   std::string lr_schedule = "constant";
   int64_t lr_decay_start = 50000;
@@ -51,6 +52,9 @@ struct TrainOptions {
     v("device", device, "auto (CUDA when available), cpu or cuda", Choices{"auto", "cpu", "cuda"});
     v("precision", precision, "fp32 (bf16 autocast on CUDA is planned, refused until implemented)",
       Choices{"fp32", "bf16"});
+    v("tf32", tf32,
+      "CUDA: fp32 matrix products and convolutions in TF32 on Ampere+ GPUs (faster, ~1e-3 "
+      "relative error in the products); no effect on the CPU");
     v("learning_rate", learning_rate, "initial (or peak, for noam) learning rate");
     v("lr_schedule", lr_schedule, "constant, exponential (Rayhane) or noam (warm-up)",
       Choices{"constant", "exponential", "noam"});

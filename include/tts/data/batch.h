@@ -19,10 +19,15 @@ struct Batch {
   torch::Tensor stop;          // [B, T_mel] float32: 1 from the last real frame on, else 0
   torch::Tensor linear;        // [B, T_mel, n_linear] float32, or undefined
   std::vector<std::string> ids;
+  // Host-side counts, so that statistics need no device synchronization.
+  int64_t real_frame_count = 0;  // sum of mel_lengths
+  // Real frames of the whole global batch (every rank's batch of this step), from the sampler's
+  // plan, which every rank knows: the loss weighting needs no collective. 0 outside a plan.
+  int64_t global_real_frames = 0;
 
   int64_t size() const { return static_cast<int64_t>(ids.size()); }
   int64_t padded_frames() const;  // B * T_mel
-  int64_t real_frames() const;    // sum of mel_lengths
+  int64_t real_frames() const { return real_frame_count; }
   // A copy with every tensor on `device` (non_blocking from pinned memory to CUDA).
   Batch to(const torch::Device& device, bool non_blocking = false) const;
   // A copy in page-locked host memory, for non-blocking copies to CUDA.

@@ -85,14 +85,42 @@ inline GroupPtr make_gloo_group(const StorePtr& store, int rank, int size,
   return c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, opts);
 }
 
-// Makes NCCL errors and timeouts tear the collective down (and surface as exceptions) instead of
-// hanging, unless the user chose otherwise. Call before creating an NCCL group.
-inline void enable_nccl_async_error_handling() {
+// NCCL's error handling, chosen so that a failure ends in our diagnosis ("lost rank N") as on
+// Gloo, unless the user set these variables. By default a WorkNCCL::wait() only makes the
+// current stream wait, and on a timeout the watchdog thread tears the process down
+// (TORCH_NCCL_ASYNC_ERROR_HANDLING=3 in 2.x): the process dies with a watchdog message, our code
+// never sees an error. With blocking wait, wait() blocks until the collective completes and
+// throws on an NCCL error or after the group's timeout, and the watchdog no longer tears down
+// (2.x: "only TORCH_NCCL_BLOCKING_WAIT is being used"): Communicator turns the exception into the
+// heartbeat diagnosis. The gradient reducer needs the reduced gradients on the host's timeline
+// anyway (clipping reads the norm), so blocking costs no overlap. Call before creating the group.
+inline void configure_nccl_error_handling() {
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 2)
-  setenv("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1", /*overwrite=*/0);
+  setenv("TORCH_NCCL_BLOCKING_WAIT", "1", /*overwrite=*/0);
 #else
-  setenv("NCCL_ASYNC_ERROR_HANDLING", "1", /*overwrite=*/0);
+  setenv("NCCL_BLOCKING_WAIT", "1", /*overwrite=*/0);
 #endif
+}
+
+// Ends a process group before its store goes away: 2.x's Backend::shutdown() (NCCL: destroys
+// its communicators cleanly, after a failure aborts them), then the reference is dropped. In
+// 1.13 the destructor does it. Never throws: it runs on the way out, possibly after a failure.
+inline void shutdown_group(GroupPtr& group, bool after_failure) {
+  if (!group) return;
+  try {
+#if TORCH_VERSION_MAJOR >= 2
+    if (after_failure) {
+      group->abort();
+    } else {
+      group->shutdown();
+    }
+#else
+    (void)after_failure;
+#endif
+  } catch (const std::exception&) {
+    // A peer is gone already; nothing left to shut down cleanly.
+  }
+  group.reset();
 }
 
 }  // namespace tts::dist::compat

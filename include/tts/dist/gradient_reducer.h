@@ -44,8 +44,13 @@ class GradientReducer {
   // Call after backward of a reducing micro-batch (a no-op otherwise): launches the remaining
   // buckets, waits for all of them and leaves param.grad = mean over ranks. Parameters that got
   // no gradient on any rank keep grad undefined; those that got one on some ranks get the mean
-  // with zeros from the others.
-  void finish_step();
+  // with zeros from the others. `stop_requested` is this rank's wish to stop after this step (a
+  // signal); it rides on the step's own all-reduce, so that stop_agreed() is the same on every
+  // rank without a collective of its own.
+  void finish_step(bool stop_requested = false);
+  // Whether any rank asked to stop in its last finish_step() (this rank's wish alone when nothing
+  // was reduced: one rank, or a non-final micro-batch).
+  bool stop_agreed() const;
 
   // Seconds finish_step() of the last reducing step spent waiting for communication (the part of
   // the all-reduce not hidden behind backward; on CUDA measured up to the device's completion).

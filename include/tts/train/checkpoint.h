@@ -37,9 +37,13 @@ struct Checkpoint {
   std::vector<std::string> parameter_names;                    // which tensors are parameters
   std::string optimizer;                                       // torch::save(optimizer) bytes
   torch::Tensor rng_state;                                     // default CPU generator state
+  // State of the default generator of the CUDA device the model trained on (dropout draws from
+  // it there); undefined for a CPU run.
+  torch::Tensor cuda_rng_state;
 };
 
-// Captures `model` (parameters and buffers, moved to CPU) and `optimizer`.
+// Captures `model` (parameters and buffers, moved to CPU), `optimizer`, and the generators the
+// model's device draws from.
 Checkpoint capture(torch::nn::Module& model, torch::optim::Optimizer* optimizer,
                    const TrainingState& state, const std::string& config_yaml);
 
@@ -47,8 +51,12 @@ Checkpoint capture(torch::nn::Module& model, torch::optim::Optimizer* optimizer,
 // missing, unexpected and mis-shaped tensors with the checkpoint path.
 void restore_model(const Checkpoint& checkpoint, torch::nn::Module& model,
                    const std::string& source);
+// Loads the optimizer's state onto the device of the optimizer's parameters, whatever device it
+// was saved from (a checkpoint of cuda:0 resumes on cuda:3 or on the CPU).
 void restore_optimizer(const Checkpoint& checkpoint, torch::optim::Optimizer& optimizer);
-void restore_rng(const Checkpoint& checkpoint);
+// Restores the CPU generator and, when `device` is a CUDA device and the checkpoint has a CUDA
+// generator state, that device's generator.
+void restore_rng(const Checkpoint& checkpoint, const torch::Device& device);
 
 // Writes `dir`/step_<N>.pt atomically, points `dir`/latest to it and removes all but the newest
 // `keep` checkpoints. Returns the path written.
