@@ -1,6 +1,5 @@
 #include "tts/train/trainer.h"
 
-#include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
 #include <atomic>
@@ -9,8 +8,6 @@
 #include <filesystem>
 #include <optional>
 
-#include "tts/audio/audio_io.h"
-#include "tts/audio/audio_processor.h"
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
 #include "tts/core/logging.h"
@@ -26,7 +23,8 @@
 #include "tts/train/checkpoint.h"
 #include "tts/train/lr_schedule.h"
 #include "tts/train/metrics.h"
-#include "tts/train/png.h"
+#include "tts/train/reporting.h"
+#include "tts/train/validation.h"
 
 namespace tts::train {
 namespace fs = std::filesystem;
@@ -35,48 +33,6 @@ namespace {
 std::atomic<bool> g_stop_requested{false};
 
 extern "C" void handle_stop_signal(int) { g_stop_requested = true; }
-
-// Seconds spent in each phase of a training step, summed over the steps of a log interval.
-struct PhaseTimes {
-  double data = 0;
-  double forward = 0;
-  double backward = 0;
-  double communication = 0;  // exposed: waiting for all-reduces after backward
-  double optimizer = 0;
-  double step = 0;
-  double padded_frames = 0;
-  double mel_frames = 0;
-  double utterances = 0;
-  double steps = 0;
-
-  std::vector<double> as_vector() const {
-    return {data, forward,       backward,   communication, optimizer,
-            step, padded_frames, mel_frames, utterances,    steps};
-  }
-};
-constexpr size_t kPhaseCount = 10;
-
-// Sums of loss parts over a log interval.
-struct LossSums {
-  std::map<std::string, double> sums;
-  int64_t count = 0;
-  void add(const model::LossParts& parts) {
-    auto put = [&](const char* name, const torch::Tensor& t) {
-      if (t.defined()) sums[name] += t.item<double>();
-    };
-    put("loss", parts.total);
-    put("mel_loss", parts.mel);
-    put("postnet_loss", parts.mel_postnet);
-    put("gate_loss", parts.gate);
-    put("linear_loss", parts.linear);
-    put("guided_attention_loss", parts.guided_attention);
-    ++count;
-  }
-  double mean(const std::string& name) const {
-    auto it = sums.find(name);
-    return it == sums.end() || count == 0 ? NAN : it->second / static_cast<double>(count);
-  }
-};
 
 torch::Device choose_device(const config::Config& config) {
   bool cuda = torch::cuda::is_available();
@@ -106,7 +62,6 @@ class Run {
   void validate();
   void save();
   bool agreed_stop();
-  model::LossParts forward_loss(const data::Batch& batch, model::TacotronOutput* output);
 
   config::Config config_;
   TrainArgs args_;
@@ -123,9 +78,8 @@ class Run {
   std::unique_ptr<MetricSink> metrics_;
   TrainingState state_;
   int64_t max_steps_ = 0;
-  PhaseTimes phases_;
-  LossSums losses_;
-  double grad_norm_sum_ = 0;
+  std::unique_ptr<Validator> validator_;
+  IntervalTotals interval_;
   int64_t bad_steps_in_a_row_ = 0;
   Stopwatch run_clock_;
   int64_t first_step_ = 0;
@@ -199,6 +153,7 @@ Run::Run(const config::Config& config, const TrainArgs& args, dist::Communicator
   val_loader_ =
       std::make_unique<data::Loader>(store_, store_.val(), config_, tokenizer,
                                      shard_val ? comm_.rank() : 0, shard_val ? comm_.size() : 1);
+  validator_ = std::make_unique<Validator>(config_, *val_loader_, device_, comm_, args.run_dir);
 
   if (is_root()) {
     fs::create_directories(args.run_dir + "/plots");
@@ -212,12 +167,6 @@ Run::Run(const config::Config& config, const TrainArgs& args, dist::Communicator
         config.train.batch_size * comm_.size(), store_.train().size(), store_.val().size(),
         train_loader_->batches_per_epoch() / config.train.accumulate);
   }
-}
-
-model::LossParts Run::forward_loss(const data::Batch& batch, model::TacotronOutput* output) {
-  *output = model_->forward(batch.text, batch.text_lengths, batch.mel, batch.mel_lengths);
-  model::Targets targets{batch.mel, batch.mel_lengths, batch.stop, batch.linear};
-  return model::compute_loss(*output, targets, batch.text_lengths, config_.train);
 }
 
 double Run::global_frame_weight(const data::Batch& batch) {
@@ -250,21 +199,21 @@ void Run::train_step(std::vector<data::Batch>& micro_batches) {
     reducer_->begin_step(i + 1 == micro_batches.size());
     Stopwatch clock;
     model::TacotronOutput output;
-    model::LossParts loss = forward_loss(batch, &output);
-    phases_.forward += clock.seconds();
+    model::LossParts loss = forward_loss(*model_, batch, config_.train, &output);
+    interval_.phases.forward += clock.seconds();
     clock.reset();
     (loss.total * global_frame_weight(batch) / static_cast<double>(micro_batches.size()))
         .backward();
-    phases_.backward += clock.seconds();
-    losses_.add(loss);
-    phases_.padded_frames += static_cast<double>(batch.padded_frames());
-    phases_.mel_frames += batch.mel_lengths.sum().item<double>();
-    phases_.utterances += static_cast<double>(batch.ids.size());
+    interval_.phases.backward += clock.seconds();
+    interval_.losses.add(loss);
+    interval_.phases.padded_frames += static_cast<double>(batch.padded_frames());
+    interval_.phases.mel_frames += batch.mel_lengths.sum().item<double>();
+    interval_.phases.utterances += static_cast<double>(batch.ids.size());
     ids.insert(ids.end(), batch.ids.begin(), batch.ids.end());
   }
   Stopwatch clock;
   reducer_->finish_step();
-  phases_.communication += reducer_->last_exposed_comm_seconds();
+  interval_.phases.communication += reducer_->last_exposed_comm_seconds();
   clock.reset();
 
   std::vector<torch::Tensor> parameters = model_->parameters();
@@ -294,166 +243,23 @@ void Run::train_step(std::vector<data::Batch>& micro_batches) {
       static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
     }
     optimizer_->step();
-    grad_norm_sum_ += grad_norm;
+    interval_.grad_norm_sum += grad_norm;
   }
-  phases_.optimizer += clock.seconds();
-  phases_.step += step_clock.seconds();
-  phases_.steps += 1;
+  interval_.phases.optimizer += clock.seconds();
+  interval_.phases.step += step_clock.seconds();
+  interval_.phases.steps += 1;
   ++state_.step;
 }
 
 void Run::log_interval() {
-  // Every rank contributes its phase times; rank 0 reports the mean and the slowest rank.
-  std::vector<double> gathered = comm_.all_gather(phases_.as_vector());
-  if (is_root() && phases_.steps > 0) {
-    int ranks = comm_.size();
-    auto value = [&](int rank, size_t index) { return gathered[rank * kPhaseCount + index]; };
-    auto mean = [&](size_t index) {
-      double sum = 0;
-      for (int r = 0; r < ranks; ++r) sum += value(r, index);
-      return sum / ranks;
-    };
-    auto maximum = [&](size_t index) {
-      double best = 0;
-      for (int r = 0; r < ranks; ++r) best = std::max(best, value(r, index));
-      return best;
-    };
-    double steps = phases_.steps;
-    double step_s = mean(5) / steps;
-    double mel_frames_per_s = mean(7) * ranks / std::max(mean(5), 1e-9);
-    double lr = learning_rate_at(config_.train, state_.step);
-    MetricRecord record{"train", {}};
-    record.add("step", static_cast<double>(state_.step));
-    record.add("epoch", static_cast<double>(state_.epoch));
-    for (const char* name : {"loss", "mel_loss", "postnet_loss", "gate_loss", "linear_loss",
-                             "guided_attention_loss"}) {
-      double v = losses_.mean(name);
-      if (!std::isnan(v) || std::string(name) == "loss") record.add(name, v);
-    }
-    record.add("grad_norm", grad_norm_sum_ / steps);
-    record.add("lr", lr);
-    record.add("step_s", step_s);
-    record.add("mel_frames_per_s", mel_frames_per_s);
-    record.add("utterances_per_s", mean(8) * ranks / std::max(mean(5), 1e-9));
-    record.add("data_wait_s", mean(0) / steps);
-    record.add("forward_s", mean(1) / steps);
-    record.add("backward_s", mean(2) / steps);
-    record.add("comm_exposed_s", mean(3) / steps);
-    record.add("optimizer_s", mean(4) / steps);
-    record.add("rank_spread", maximum(5) / std::max(mean(5), 1e-12));
-    record.add("padded_frames_per_rank", mean(6) / steps);
-    record.add("padded_frames_imbalance", maximum(6) / std::max(mean(6), 1e-12));
-    metrics_->write(record, state_.step);
-
-    std::string eta;
-    if (max_steps_ > 0) {
-      double per_step = run_clock_.seconds() / static_cast<double>(state_.step - first_step_);
-      eta = fmt::format(" | ETA {}",
-                        format_duration(per_step * static_cast<double>(max_steps_ - state_.step)));
-    }
-    log_->info(
-        "step {}{} | epoch {} | loss {:.4f} | {:.0f} mel frames/s | {:.3f} s/step (data {:.0f}%, "
-        "comm {:.0f}%, spread {:.2f}){}",
-        state_.step, max_steps_ > 0 ? fmt::format("/{}", max_steps_) : "", state_.epoch,
-        losses_.mean("loss"), mel_frames_per_s, step_s, 100 * mean(0) / std::max(mean(5), 1e-12),
-        100 * mean(3) / std::max(mean(5), 1e-12), maximum(5) / std::max(mean(5), 1e-12), eta);
-  }
-  phases_ = PhaseTimes{};
-  losses_ = LossSums{};
-  grad_norm_sum_ = 0;
+  RunProgress progress{max_steps_, state_.step - first_step_, run_clock_.seconds()};
+  report_interval(interval_, state_, progress, config_.train, comm_, metrics_.get());
+  interval_ = IntervalTotals{};
 }
 
 void Run::validate() {
   last_validated_ = state_.step;
-  // Validation draws prenet dropout masks; training continues with the stream it had, so that
-  // when and how often a run validates does not change its parameters.
-  at::Generator generator = at::detail::getDefaultCPUGenerator();
-  torch::Tensor rng_state = generator.get_state();
-  struct RestoreRng {
-    at::Generator& generator;
-    torch::Tensor state;
-    ~RestoreRng() { generator.set_state(state); }
-  } restore{generator, rng_state};
-  torch::NoGradGuard no_grad;
-  model_->eval();
-  LossSums sums;
-  std::optional<data::Batch> first;
-  model::TacotronOutput first_output;
-  val_loader_->start_epoch(0);
-  while (auto batch = val_loader_->next()) {
-    data::Batch on_device = batch->to(device_, false);
-    model::TacotronOutput output;
-    sums.add(forward_loss(on_device, &output));
-    if (!first) {
-      first = std::move(on_device);
-      first_output = output;
-    }
-  }
-  // Mean over ranks, weighted by the batches each rank validated.
-  std::vector<double> gathered =
-      comm_.all_gather({sums.count > 0 ? sums.mean("loss") * static_cast<double>(sums.count) : 0.0,
-                        static_cast<double>(sums.count)});
-  double loss_sum = 0;
-  double batches = 0;
-  for (size_t r = 0; r < gathered.size(); r += 2) {
-    loss_sum += gathered[r];
-    batches += gathered[r + 1];
-  }
-  if (!is_root()) return;
-  double val_loss = batches > 0 ? loss_sum / batches : NAN;
-  MetricRecord record{"val", {}};
-  record.add("step", static_cast<double>(state_.step));
-  record.add("loss", val_loss);
-  metrics_->write(record, state_.step);
-  log_->info("validation at step {}: loss {:.4f} over {} batches", state_.step, val_loss, batches);
-  if (!first) return;
-
-  std::string prefix = fmt::format("{}/plots/step_{}", args_.run_dir, state_.step);
-  // Teacher-forced alignment of the first validation utterance: [text steps, decoder steps].
-  auto alignment = first_output.alignments[0].to(torch::kCPU).to(torch::kFloat);
-  int64_t decoder_steps =
-      (first->mel_lengths[0].item<int64_t>() + config_.model.n_frames_per_step - 1) /
-      config_.model.n_frames_per_step;
-  int64_t text_steps = first->text_lengths[0].item<int64_t>();
-  alignment = alignment.slice(0, 0, decoder_steps).slice(1, 0, text_steps).t().contiguous();
-  std::vector<float> values(alignment.data_ptr<float>(),
-                            alignment.data_ptr<float>() + alignment.numel());
-  std::string alignment_png =
-      heatmap_png(values, static_cast<int>(text_steps), static_cast<int>(decoder_steps), 2);
-
-  // Free-running synthesis of the first utterances: mel plot and Griffin-Lim sample.
-  int count = std::min<int64_t>(config_.train.val_inference_utterances, first->text.size(0));
-  std::string mel_png;
-  if (count > 0) {
-    auto text = first->text.slice(0, 0, count);
-    auto lengths = first->text_lengths.slice(0, 0, count);
-    model::TacotronOutput inferred = model_->infer(text, lengths);
-    int64_t frames = inferred.mel_lengths[0].item<int64_t>();
-    auto mel = inferred.mel_postnet[0].slice(0, 0, frames).to(torch::kCPU).to(torch::kFloat);
-    auto mel_t = mel.t().contiguous();
-    std::vector<float> mel_values(mel_t.data_ptr<float>(), mel_t.data_ptr<float>() + mel_t.numel());
-    mel_png = heatmap_png(mel_values, static_cast<int>(mel_t.size(0)),
-                          static_cast<int>(mel_t.size(1)), 2);
-    if (config_.logging.samples) {
-      audio::AudioProcessor processor(config_.audio);
-      bool linear = inferred.linear.defined();
-      auto samples =
-          linear ? processor.linear_to_wav(
-                       inferred.linear[0].slice(0, 0, frames).to(torch::kCPU).to(torch::kFloat))
-                 : processor.mel_to_wav(mel);
-      audio::write_wav(fmt::format("{}/samples/step_{}.wav", args_.run_dir, state_.step), samples,
-                       config_.audio.sample_rate);
-    }
-  }
-  if (config_.logging.plots) {
-    write_file_atomic(prefix + "_alignment.png", alignment_png);
-    if (!mel_png.empty()) write_file_atomic(prefix + "_mel.png", mel_png);
-  }
-  if (EventWriter* events = metrics_->events()) {
-    events->add_image("val/alignment", alignment_png, static_cast<int>(decoder_steps) * 2,
-                      static_cast<int>(text_steps) * 2, state_.step);
-    events->flush();
-  }
+  validator_->run(*model_, state_.step, metrics_.get());
 }
 
 void Run::save() {
@@ -492,7 +298,7 @@ int Run::loop() {
         if (static_cast<int>(micro_batches.size()) < accumulate) continue;
       }
       if (micro_batches.empty()) break;
-      phases_.data += train_loader_->wait_seconds() - wait_before;
+      interval_.phases.data += train_loader_->wait_seconds() - wait_before;
       train_step(micro_batches);
       micro_batches.clear();
       wait_before = train_loader_->wait_seconds();
@@ -514,7 +320,7 @@ int Run::loop() {
       state_.batch_in_epoch = 0;
     }
   }
-  if (phases_.steps > 0) log_interval();
+  if (interval_.phases.steps > 0) log_interval();
   if (last_validated_ != state_.step && !stopped) validate();
   if (last_saved_ != state_.step) save();
   if (is_root()) {
