@@ -74,17 +74,17 @@ endfunction()
 # /usr/include itself first is ignored by the compiler, which keeps system folders last).
 function(tts_system_fmt_first target)
   get_target_property(fmt_includes fmt::fmt INTERFACE_INCLUDE_DIRECTORIES)
+  find_path(TTS_SYSTEM_FMT_DIR fmt/core.h HINTS ${fmt_includes} NO_CMAKE_PATH NO_CMAKE_ENVIRONMENT_PATH)
   set(torch_fmt)
   foreach(dir IN LISTS TORCH_INCLUDE_DIRS)
-    if(EXISTS "${dir}/fmt/core.h")
+    if(EXISTS "${dir}/fmt/core.h" AND NOT dir STREQUAL TTS_SYSTEM_FMT_DIR)
       set(torch_fmt "${dir}")
     endif()
   endforeach()
   if(NOT torch_fmt)
-    return()
+    return()  # Debian's libtorch: its include folder is the system's
   endif()
-  find_path(TTS_SYSTEM_FMT_DIR fmt/core.h HINTS ${fmt_includes} NO_CMAKE_PATH NO_CMAKE_ENVIRONMENT_PATH)
-  if(NOT TTS_SYSTEM_FMT_DIR OR TTS_SYSTEM_FMT_DIR STREQUAL torch_fmt)
+  if(NOT TTS_SYSTEM_FMT_DIR)
     message(FATAL_ERROR "tts-train: torch's include folder ${torch_fmt} has its own fmt, and the fmt "
                         "that spdlog was built with was not found apart from it")
   endif()
@@ -93,6 +93,15 @@ function(tts_system_fmt_first target)
   file(CREATE_LINK "${TTS_SYSTEM_FMT_DIR}/fmt" "${only_fmt}/fmt" SYMBOLIC)
   target_include_directories(${target} SYSTEM BEFORE PUBLIC "${only_fmt}")
   message(STATUS "tts-train: torch ships fmt in ${torch_fmt}; ${TTS_SYSTEM_FMT_DIR}/fmt comes first")
+endfunction()
+
+# PyTorch's wheels are built with a newer GCC toolset whose libtorch.so exports its own copy of
+# std::filesystem (remove_all, read_symlink, ...). The dynamic linker binds a program's calls to
+# the first library in its list that defines the symbol, and g++ names libstdc++ last: calls of
+# our code went to libtorch's copy, and fs::remove_all crashed (a jump to address 0). Naming the
+# system's libstdc++ first in every binary that links `target` keeps the C++ runtime the system's.
+function(tts_system_libstdcxx_first target)
+  target_link_options(${target} INTERFACE "LINKER:--push-state,--no-as-needed,-lstdc++,--pop-state")
 endfunction()
 
 find_package(Torch REQUIRED)

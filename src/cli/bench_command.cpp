@@ -126,8 +126,7 @@ int run_bench(const BenchArgs& args) {
                    median(optimizer_s),
                    std::accumulate(step_s.begin(), step_s.end(), 0.0) / step_s.size(),
                    *std::min_element(step_s.begin(), step_s.end()), loss, batch, args.text_len,
-                   frames, r, args.steps, torch::get_num_threads(), args.device,
-                   config.train.tf32)
+                   frames, r, args.steps, torch::get_num_threads(), args.device, config.train.tf32)
             << std::endl;
   return 0;
 }

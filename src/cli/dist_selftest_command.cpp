@@ -42,8 +42,9 @@ int run_worker(const SelftestArgs& args) {
   }
   config::DistributedOptions options;
   options.timeout_s = args.timeout_s;
-  const std::string device =
-      !args.device.empty() ? args.device : args.backend == "nccl" ? "cuda" : "cpu";
+  const std::string device = !args.device.empty()     ? args.device
+                             : args.backend == "nccl" ? "cuda"
+                                                      : "cpu";
   auto comm = dist::make_communicator(info, options, args.backend, device,
                                       /*process_group_for_one_rank=*/true);
   const auto on_device = torch::TensorOptions().dtype(torch::kFloat64).device(comm->device());

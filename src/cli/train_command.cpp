@@ -63,9 +63,8 @@ Runner setup_train(CLI::App& app) {
     std::filesystem::create_directories(args->train.run_dir);
     if (rank.rank == 0) log::add_file(args->train.run_dir + "/train.log");
     train::install_stop_handlers();
-    std::unique_ptr<dist::Communicator> comm =
-        dist::make_communicator(rank, config.distributed, backend, config.train.device,
-                                args->process_group);
+    std::unique_ptr<dist::Communicator> comm = dist::make_communicator(
+        rank, config.distributed, backend, config.train.device, args->process_group);
     if (rank.distributed() && comm->device().is_cpu()) {
       torch::set_num_threads(config.distributed.threads_per_rank);
     }

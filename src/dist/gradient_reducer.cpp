@@ -186,8 +186,8 @@ void GradientReducer::finish_step(bool stop_requested) {
     // as it would in a single process (optimizers skip it). The last element counts the ranks
     // that want to stop.
     const size_t n = s.slots.size();
-    used_counts = torch::empty({static_cast<int64_t>(n + 1)},
-                               torch::TensorOptions().dtype(torch::kFloat32));
+    used_counts =
+        torch::empty({static_cast<int64_t>(n + 1)}, torch::TensorOptions().dtype(torch::kFloat32));
     auto* counts = used_counts.data_ptr<float>();
     for (size_t i = 0; i < n; ++i) counts[i] = s.slots[i].used ? 1.0f : 0.0f;
     counts[n] = stop_requested ? 1.0f : 0.0f;

@@ -3,6 +3,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/serialize.h>
 #include <torch/torch.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -139,7 +140,8 @@ void restore_rng(const Checkpoint& checkpoint, const torch::Device& device) {
     generator.set_state(checkpoint.rng_state);
   }
   if (device.is_cuda() && checkpoint.cuda_rng_state.defined()) {
-    at::globalContext().defaultGenerator(device).set_state(checkpoint.cuda_rng_state);
+    at::Generator generator = at::globalContext().defaultGenerator(device);
+    generator.set_state(checkpoint.cuda_rng_state);
   }
 }
 

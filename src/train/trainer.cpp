@@ -18,6 +18,7 @@
 #include "tts/dist/gradient_reducer.h"
 #include "tts/dist/replicas.h"
 #include "tts/model/loss.h"
+#include "tts/model/precision.h"
 #include "tts/model/tacotron2.h"
 #include "tts/text/text_processor.h"
 #include "tts/train/checkpoint.h"
@@ -33,20 +34,6 @@ namespace {
 std::atomic<bool> g_stop_requested{false};
 
 extern "C" void handle_stop_signal(int) { g_stop_requested = true; }
-
-torch::Device choose_device(const config::Config& config) {
-  bool cuda = torch::cuda::is_available();
-  if (config.train.device == "cuda") {
-    TTS_USAGE_CHECK(cuda,
-                    "config: train.device = cuda, but no CUDA device is available to this build "
-                    "(libtorch {} {}); set train.device: cpu or auto",
-                    TORCH_VERSION, cuda ? "with CUDA" : "without CUDA");
-  }
-  if (config.train.device == "cpu" || !cuda) return torch::Device(torch::kCPU);
-  auto local_rank = std::getenv("LOCAL_RANK");
-  int index = local_rank ? std::atoi(local_rank) : 0;
-  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
-}
 
 class Run {
  public:
@@ -91,13 +78,14 @@ Run::Run(const config::Config& config, const TrainArgs& args, dist::Communicator
     : config_(config),
       args_(args),
       comm_(comm),
-      device_(choose_device(config)),
+      device_(comm.device()),
       text_(config.text),
       store_(data::FeatureStore::open(args.data_dir, config)) {
   max_steps_ = args.max_steps >= 0 ? args.max_steps : config.train.max_steps;
   dist::check_same_config(config::fingerprint(config), comm_);
 
   torch::manual_seed(static_cast<uint64_t>(config.train.seed));
+  model::apply_math_settings(config.train);
   int64_t n_linear = config.model.predict_linear ? config.audio.n_linear() : 0;
   model_ = model::Tacotron2(config.model, text_.num_symbols(), config.audio.n_mels, n_linear);
   model_->to(device_);
@@ -173,12 +161,13 @@ double Run::global_frame_weight(const data::Batch& batch) {
   // The losses are means over this rank's valid frames. Weighting them by this rank's share of
   // the global batch's frames (times the world size, which the reducer divides by) makes the
   // reduced gradient that of the mean over all frames of the global batch: W ranks x B
-  // utterances train like 1 rank x W*B.
+  // utterances train like 1 rank x W*B. Every rank knows the global batch's frames from the
+  // sampler's plan, so this needs no collective.
   if (comm_.size() == 1) return 1.0;
-  double local = static_cast<double>(batch.real_frames());
-  std::vector<torch::Tensor> total{torch::full({1}, local, torch::kDouble)};
-  comm_.all_reduce_sum(total);
-  return local * comm_.size() / std::max(total[0].item<double>(), 1.0);
+  TTS_CHECK(batch.global_real_frames > 0,
+            "train: a batch without its global batch's frame count (not from the loader's plan)");
+  return static_cast<double>(batch.real_frames()) * comm_.size() /
+         static_cast<double>(batch.global_real_frames);
 }
 
 void Run::set_train_mode() {
@@ -207,12 +196,12 @@ void Run::train_step(std::vector<data::Batch>& micro_batches) {
     interval_.phases.backward += clock.seconds();
     interval_.losses.add(loss);
     interval_.phases.padded_frames += static_cast<double>(batch.padded_frames());
-    interval_.phases.mel_frames += batch.mel_lengths.sum().item<double>();
+    interval_.phases.mel_frames += static_cast<double>(batch.real_frames());
     interval_.phases.utterances += static_cast<double>(batch.ids.size());
     ids.insert(ids.end(), batch.ids.begin(), batch.ids.end());
   }
   Stopwatch clock;
-  reducer_->finish_step();
+  reducer_->finish_step(stop_requested());
   interval_.phases.communication += reducer_->last_exposed_comm_seconds();
   clock.reset();
 
@@ -260,24 +249,27 @@ void Run::log_interval() {
 void Run::validate() {
   last_validated_ = state_.step;
   validator_->run(*model_, state_.step, metrics_.get());
+  // Rank 0 renders plots and samples alone: the others wait for it without a time limit (a slow
+  // disk or a long sample must not trip distributed.timeout_s), as long as it is alive.
+  comm_.wait_for_all("validation");
 }
 
 void Run::save() {
   last_saved_ = state_.step;
-  if (!is_root()) return;
-  std::string path =
-      save_checkpoint(args_.run_dir + "/checkpoints",
-                      capture(*model_, optimizer_.get(), state_, config::dump_config(config_)),
-                      config_.train.keep_checkpoints);
-  log_->info("checkpoint {}", path);
+  if (is_root()) {
+    std::string path =
+        save_checkpoint(args_.run_dir + "/checkpoints",
+                        capture(*model_, optimizer_.get(), state_, config::dump_config(config_)),
+                        config_.train.keep_checkpoints);
+    log_->info("checkpoint {}", path);
+  }
+  comm_.wait_for_all("checkpoint");
 }
 
 bool Run::agreed_stop() {
-  if (comm_.size() == 1) return stop_requested();
-  // A signal may reach the ranks at different steps: they stop together after the same step.
-  std::vector<torch::Tensor> flag{torch::full({1}, stop_requested() ? 1.0f : 0.0f)};
-  comm_.all_reduce_sum(flag);
-  return flag[0].item<float>() > 0;
+  // A signal may reach the ranks at different steps: the wish rode on the step's gradient
+  // all-reduce, so every rank stops after the same step.
+  return comm_.size() == 1 ? stop_requested() : reducer_->stop_agreed();
 }
 
 int Run::loop() {

@@ -33,14 +33,17 @@ Validator::Validator(const config::Config& config, data::Loader& loader, torch::
       run_dir_(std::move(run_dir)) {}
 
 void Validator::run(model::Tacotron2Impl& model, int64_t step, MetricSink* metrics) {
-  // Validation draws prenet dropout masks; training continues with the stream it had.
-  at::Generator generator = at::detail::getDefaultCPUGenerator();
-  torch::Tensor rng_state = generator.get_state();
+  // Validation draws prenet dropout masks (from the device's generator); training continues
+  // with the streams it had.
   struct RestoreRng {
-    at::Generator& generator;
+    at::Generator generator;
     torch::Tensor state;
+    explicit RestoreRng(at::Generator g) : generator(std::move(g)), state(generator.get_state()) {}
     ~RestoreRng() { generator.set_state(state); }
-  } restore{generator, rng_state};
+  };
+  RestoreRng restore_cpu(at::detail::getDefaultCPUGenerator());
+  std::optional<RestoreRng> restore_device;
+  if (device_.is_cuda()) restore_device.emplace(at::globalContext().defaultGenerator(device_));
   torch::NoGradGuard no_grad;
   model.eval();
   LossSums sums;

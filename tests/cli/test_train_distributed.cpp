@@ -172,3 +172,52 @@ TEST_F(TrainDistributed, ABadFeatureFileOnOneRankStopsEveryRankWithItsName) {
   EXPECT_NE(result.output.find("stopping the other ranks"), std::string::npos) << result.output;
   EXPECT_LT(seconds, 120.0) << result.output;  // never a hang
 }
+
+// SIGTERM reaching one worker only (a scheduler signalling one task): its wish to stop rides on
+// the step's gradient all-reduce, so both ranks stop after the same step, write that step's
+// checkpoint and the job exits 0.
+TEST_F(TrainDistributed, ASignalToOneWorkerStopsBothAfterTheSameStep) {
+  const std::string run = root_ + "/signalled";
+  const std::string log = root_ + "/signalled.log";
+  const std::string command = std::string(TTS_CLI_PATH) + " train --config " + kTiny + " --data " +
+                              feats_ + " --out " + run +
+                              " --nproc-per-node 2 --max-steps 100000"
+                              " --set train.checkpoint_interval=2 --set train.val_interval=100000"
+                              " --set distributed.timeout_s=20 > " +
+                              log + " 2>&1";
+  pid_t launcher = fork();
+  ASSERT_GE(launcher, 0);
+  if (launcher == 0) {
+    execl("/bin/sh", "sh", "-c", ("exec " + command).c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  struct KillOnExit {
+    pid_t pid;
+    bool reaped = false;
+    ~KillOnExit() {
+      if (reaped) return;
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  } guard{launcher};
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  while (!fs::exists(run + "/checkpoints/step_00000002.pt") && elapsed() < 180) usleep(100000);
+  ASSERT_TRUE(fs::exists(run + "/checkpoints/step_00000002.pt")) << tts::read_file(log);
+  std::vector<pid_t> rank1 = children_with_rank(launcher, 1);
+  ASSERT_EQ(rank1.size(), 1u) << tts::read_file(log);
+  ASSERT_EQ(kill(rank1[0], SIGTERM), 0);
+
+  int status = 0;
+  ASSERT_EQ(waitpid(launcher, &status, 0), launcher);
+  guard.reaped = true;
+  const std::string output = tts::read_file(log);
+  ASSERT_TRUE(WIFEXITED(status)) << output;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << output;
+  const std::string latest = fs::read_symlink(run + "/checkpoints/latest").string();
+  const std::string step = std::to_string(std::stoi(latest.substr(latest.find('_') + 1)));
+  EXPECT_NE(output.find("stopped on request at step " + step), std::string::npos) << output;
+  EXPECT_NE(output.find("all 2 workers finished"), std::string::npos) << output;
+}

@@ -42,13 +42,16 @@ struct PhaseTimes {
   }
 };
 
-// Sums of loss parts over a log interval.
+// Sums of loss parts over a log interval, kept where the losses are (on the GPU: no
+// synchronization per step); mean() reads them on the host at the log interval.
 struct LossSums {
-  std::map<std::string, double> sums;
+  std::map<std::string, torch::Tensor> sums;
   int64_t count = 0;
   void add(const model::LossParts& parts) {
     auto put = [&](const char* name, const torch::Tensor& t) {
-      if (t.defined()) sums[name] += t.item<double>();
+      if (!t.defined()) return;
+      torch::Tensor& sum = sums[name];
+      sum = sum.defined() ? sum + t.detach() : t.detach().clone();
     };
     put("loss", parts.total);
     put("mel_loss", parts.mel);
@@ -60,7 +63,8 @@ struct LossSums {
   }
   double mean(const std::string& name) const {
     auto it = sums.find(name);
-    return it == sums.end() || count == 0 ? NAN : it->second / static_cast<double>(count);
+    return it == sums.end() || count == 0 ? NAN
+                                          : it->second.item<double>() / static_cast<double>(count);
   }
 };
 
