@@ -28,6 +28,7 @@ struct TrainingState {
   int64_t batch_in_epoch = 0;  // batches of `epoch` already consumed
   int64_t world_size = 1;      // ranks the checkpoint was trained with (informational)
   int64_t batch_size = 0;      // per-rank batch size it was trained with (resume maps positions)
+  int64_t r = 0;  // mel frames per decoder step in force (train.r_schedule); 0 in older files
 };
 
 struct Checkpoint {
@@ -37,6 +38,9 @@ struct Checkpoint {
   std::vector<std::string> parameter_names;                    // which tensors are parameters
   std::string optimizer;                                       // torch::save(optimizer) bytes
   torch::Tensor rng_state;                                     // default CPU generator state
+  // The last validation's metrics when it was written ("val/loss", "val/diagonal_score", ...);
+  // empty before the first validation and in checkpoints of older versions.
+  std::vector<std::pair<std::string, double>> metrics;
 };
 
 // Captures `model` (parameters and buffers, moved to CPU) and `optimizer`.
