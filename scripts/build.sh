@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Configures and builds tts-train (Release, all cores).
-#   scripts/build.sh [--torch debian|pip] [extra cmake arguments]
+#   scripts/build.sh [--torch debian|pip] [--target NAME]... [extra cmake arguments]
+# --target builds only NAME (repeatable: tts-train, test_train_checkpoint, ...); default: all.
 # --torch debian (default): Debian's libtorch 1.13 into build/; --torch pip: the PyTorch wheel that
 # `scripts/setup.sh --torch pip` installed, CUDA and NCCL code included, into build-pip/.
 # BUILD_DIR overrides the folder. Your own libtorch: BUILD_DIR=build-x scripts/build.sh
@@ -9,6 +10,17 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 source "$root/scripts/lib/torch_env.sh"
 build_dir="${BUILD_DIR:-$default_build_dir}"
+# --target NAME (repeatable) picks what to build; the other arguments go to cmake.
+targets=()
+cmake_extra=()
+set -- ${args[@]+"${args[@]}"}
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --target) targets+=("${2:?--target needs a target name, e.g. tts-train}"); shift 2 ;;
+    --target=*) targets+=("${1#--target=}"); shift ;;
+    *) cmake_extra+=("$1"); shift ;;
+  esac
+done
 cmake_args=(-DCMAKE_BUILD_TYPE=Release)
 # Ninja schedules the many torch-heavy compiles better than make (objects of the tests compile
 # while the library links); a build folder keeps the generator it was first configured with.
@@ -38,5 +50,5 @@ if [ "$torch_flavor" = pip ]; then
     cmake_args+=(-DCUDAToolkit_ROOT=/usr/local/cuda -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
   fi
 fi
-cmake -S "$root" -B "$build_dir" "${cmake_args[@]}" ${args[@]+"${args[@]}"}
-cmake --build "$build_dir" -j "$(nproc)"
+cmake -S "$root" -B "$build_dir" "${cmake_args[@]}" ${cmake_extra[@]+"${cmake_extra[@]}"}
+cmake --build "$build_dir" -j "$(nproc)" ${targets[@]+--target "${targets[@]}"}

@@ -39,10 +39,16 @@ Runner setup_inspect(CLI::App& app) {
     auto l2 = [](const torch::Tensor& t) { return t.to(torch::kDouble).norm().item<double>(); };
     const auto& s = checkpoint.state;
     if (*json) {
+      std::string metrics;
+      for (const auto& [name, value] : checkpoint.metrics) {
+        metrics += fmt::format("{}{}: {}", metrics.empty() ? "" : ", ", json_string(name),
+                               std::isfinite(value) ? fmt::format("{}", value) : "null");
+      }
       std::cout << fmt::format(
-          "{{\"step\": {}, \"epoch\": {}, \"world_size\": {}, \"batch_size\": {}, \"params\": {}, "
-          "\"tensors\": [",
-          s.step, s.epoch, s.world_size, s.batch_size, parameter_count);
+          "{{\"step\": {}, \"epoch\": {}, \"world_size\": {}, \"batch_size\": {}, \"r\": {}, "
+          "\"params\": {}, \"metrics\": {{{}}}, \"tensors\": [",
+          s.step, s.epoch, s.world_size, s.batch_size,
+          s.r > 0 ? s.r : config.model.n_frames_per_step, parameter_count, metrics);
       bool first = true;
       for (const auto& [name, tensor] : checkpoint.tensors) {
         std::cout << fmt::format("{}{{\"name\": {}, \"shape\": [{}], \"l2\": {}}}",
@@ -66,6 +72,14 @@ Runner setup_inspect(CLI::App& app) {
         config.model.decoder_rnn_dim, config.model.attention_dim,
         config.model.postnet_n_convolutions, config.model.postnet_embedding_dim,
         config.model.predict_linear ? ", linear CBHG head" : "");
+    if (!checkpoint.metrics.empty()) {
+      // The last validation before the checkpoint: is the run learning to align?
+      std::cout << "last validation\n";
+      for (const auto& [name, value] : checkpoint.metrics) {
+        std::cout << fmt::format("  {:<30} {:.4g}\n", name, value);
+      }
+      std::cout << "\n";
+    }
     std::cout << fmt::format("{:<60} {:<16} {}\n", "tensor", "shape", "l2");
     for (const auto& [name, tensor] : checkpoint.tensors) {
       std::cout << fmt::format("{:<60} {:<16} {:.6g}\n", name, fmt::join(tensor.sizes(), "x"),

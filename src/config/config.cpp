@@ -26,6 +26,9 @@ const char* type_name() {
   if constexpr (std::is_same_v<T, std::vector<std::string>>) return "a list of strings";
   if constexpr (std::is_same_v<T, std::vector<int>>) return "a list of integers";
   if constexpr (std::is_same_v<T, std::vector<double>>) return "a list of numbers";
+  if constexpr (std::is_same_v<T, std::vector<std::vector<int>>>) {
+    return "a list of lists of integers";
+  }
 }
 
 std::string describe(const YAML::Node& node) {
@@ -72,6 +75,17 @@ bool convert(const YAML::Node& node, T& out) {
       return false;
     }
     out = std::move(values);
+    return true;
+  } else if constexpr (std::is_same_v<T, std::vector<std::vector<int>>>) {
+    if (!node.IsSequence()) return false;
+    T rows;
+    for (const auto& item : node) {
+      if (!item.IsSequence()) return false;  // [a, b] is ambiguous: one row or two?
+      std::vector<int> row;
+      if (!convert(item, row)) return false;
+      rows.push_back(std::move(row));
+    }
+    out = std::move(rows);
     return true;
   } else {
     return convert_scalar(node, out);
@@ -177,6 +191,14 @@ struct Dumper {
                          std::is_same_v<T, std::vector<double>>) {
       out << YAML::Flow << YAML::BeginSeq;
       for (const auto& item : value) out << format_value(item);
+      out << YAML::EndSeq;
+    } else if constexpr (std::is_same_v<T, std::vector<std::vector<int>>>) {
+      out << YAML::Flow << YAML::BeginSeq;
+      for (const auto& row : value) {
+        out << YAML::BeginSeq;
+        for (int item : row) out << item;
+        out << YAML::EndSeq;
+      }
       out << YAML::EndSeq;
     } else {
       out << format_value(value);

@@ -205,8 +205,9 @@ LSTMCellImpl::LSTMCellImpl(int64_t input_size, int64_t hidden_size) {
 
 // ---------------------------------------------------------------------------------------------
 
-DecoderImpl::DecoderImpl(const config::ModelOptions& options, int64_t n_mels)
-    : n_mels_(n_mels),
+DecoderImpl::DecoderImpl(const config::ModelOptions& options, int64_t n_mels, int64_t max_r)
+    : max_r_(max_r),
+      n_mels_(n_mels),
       r_(options.n_frames_per_step),
       prenet_dim_(options.prenet_dim),
       encoder_dim_(options.encoder_embedding_dim),
@@ -216,7 +217,12 @@ DecoderImpl::DecoderImpl(const config::ModelOptions& options, int64_t n_mels)
       gate_threshold_(options.gate_threshold),
       p_attention_dropout_(options.p_attention_dropout),
       p_decoder_dropout_(options.p_decoder_dropout) {
-  prenet_ = register_module("prenet", Prenet(n_mels * r_, prenet_dim_, options.p_prenet_dropout));
+  TTS_CHECK(max_r_ == 0 || r_ <= max_r_,
+            "decoder: model.n_frames_per_step = {} exceeds the largest r of the schedule ({})", r_,
+            max_r_);
+  const int64_t frames = max_r_ > 0 ? max_r_ : r_;  // frames the projections predict
+  prenet_ = register_module(
+      "prenet", Prenet(max_r_ > 0 ? n_mels : n_mels * r_, prenet_dim_, options.p_prenet_dropout));
   attention_rnn_ =
       register_module("attention_rnn", LSTMCell(prenet_dim_ + encoder_dim_, attention_rnn_dim_));
   attention_layer_ = register_module(
@@ -225,12 +231,24 @@ DecoderImpl::DecoderImpl(const config::ModelOptions& options, int64_t n_mels)
                 options.attention_location_n_filters, options.attention_location_kernel_size));
   decoder_rnn_ =
       register_module("decoder_rnn", LSTMCell(attention_rnn_dim_ + encoder_dim_, decoder_rnn_dim_));
-  linear_projection_ =
-      register_module("linear_projection",
-                      make_linear(decoder_rnn_dim_ + encoder_dim_, n_mels * r_, true, kGainLinear));
+  linear_projection_ = register_module(
+      "linear_projection",
+      make_linear(decoder_rnn_dim_ + encoder_dim_, n_mels * frames, true, kGainLinear));
   // calculate_gain('sigmoid') is 1.
-  gate_layer_ =
-      register_module("gate_layer", make_linear(decoder_rnn_dim_ + encoder_dim_, r_, true, 1.0));
+  gate_layer_ = register_module("gate_layer",
+                                make_linear(decoder_rnn_dim_ + encoder_dim_, frames, true, 1.0));
+}
+
+void DecoderImpl::set_r(int64_t r) {
+  TTS_CHECK(r >= 1 && (r == r_ || r <= max_r_),
+            "decoder: cannot switch to r = {}: it was built for {} (set train.r_schedule so that "
+            "its largest r covers every r used)",
+            r, max_r_ > 0 ? fmt::format("r <= {}", max_r_) : fmt::format("r = {} alone", r_));
+  r_ = r;
+}
+
+torch::Tensor DecoderImpl::prenet_input(const torch::Tensor& frames) const {
+  return max_r_ > 0 ? frames.narrow(-1, (r_ - 1) * n_mels_, n_mels_) : frames;
 }
 
 std::vector<torch::Tensor> DecoderImpl::dropout_masks(double p, std::vector<int64_t> shape,
@@ -294,7 +312,16 @@ torch::Tensor DecoderImpl::step(const StepContext& c, const torch::Tensor& input
 
 std::pair<torch::Tensor, torch::Tensor> DecoderImpl::project(
     const torch::Tensor& hidden_and_context) {
-  return {linear_projection_(hidden_and_context), gate_layer_(hidden_and_context)};
+  if (max_r_ == 0 || r_ == max_r_) {
+    return {linear_projection_(hidden_and_context), gate_layer_(hidden_and_context)};
+  }
+  // The first r frames of the max_r the projections are built for.
+  namespace F = torch::nn::functional;
+  const int64_t width = n_mels_ * r_;
+  return {F::linear(hidden_and_context, linear_projection_->weight.narrow(0, 0, width),
+                    linear_projection_->bias.narrow(0, 0, width)),
+          F::linear(hidden_and_context, gate_layer_->weight.narrow(0, 0, r_),
+                    gate_layer_->bias.narrow(0, 0, r_))};
 }
 
 DecoderOutput DecoderImpl::forward(const torch::Tensor& memory, const torch::Tensor& mask,
@@ -310,7 +337,7 @@ DecoderOutput DecoderImpl::forward(const torch::Tensor& memory, const torch::Ten
        mel.reshape({batch, steps, r_ * n_mels_}).transpose(0, 1).narrow(0, 0, steps - 1)},
       0);
   std::vector<torch::Tensor> input_gates =
-      attention_input_gates(prenet_(previous)).unbind(0);  // steps x [B, 4 H_att]
+      attention_input_gates(prenet_(prenet_input(previous))).unbind(0);  // steps x [B, 4 H_att]
 
   StepContext c = step_context(memory, mask);
   DecoderState s = initial_state(memory);
@@ -350,8 +377,8 @@ std::pair<DecoderOutput, torch::Tensor> DecoderImpl::infer(const torch::Tensor& 
         dropout_masks(p_attention_dropout_, {1, batch, attention_rnn_dim_}, memory.options())[0];
     auto decoder_mask =
         dropout_masks(p_decoder_dropout_, {1, batch, decoder_rnn_dim_}, memory.options())[0];
-    weights.push_back(
-        step(c, attention_input_gates(prenet_(frame)), attention_mask, decoder_mask, s));
+    weights.push_back(step(c, attention_input_gates(prenet_(prenet_input(frame))), attention_mask,
+                           decoder_mask, s));
     auto [mel_out, gate_out] = project(torch::cat({s.decoder_h, s.context}, 1));
     mels.push_back(mel_out);
     gates.push_back(gate_out);

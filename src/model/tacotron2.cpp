@@ -25,7 +25,7 @@ void check_text(const torch::Tensor& text, const torch::Tensor& text_lengths) {
 }  // namespace
 
 Tacotron2Impl::Tacotron2Impl(const config::ModelOptions& options, int64_t n_symbols, int64_t n_mels,
-                             int64_t n_linear)
+                             int64_t n_linear, int64_t max_r)
     : options_(options), n_symbols_(n_symbols), n_mels_(n_mels), n_linear_(n_linear) {
   options.validate();
   TTS_CHECK(n_symbols >= 2 && n_mels >= 1,
@@ -43,7 +43,7 @@ Tacotron2Impl::Tacotron2Impl(const config::ModelOptions& options, int64_t n_symb
     embedding_->weight.uniform_(-bound, bound);
   }
   encoder_ = register_module("encoder", Encoder(options));
-  decoder_ = register_module("decoder", Decoder(options, n_mels));
+  decoder_ = register_module("decoder", Decoder(options, n_mels, max_r));
   postnet_ = register_module("postnet", Postnet(options, n_mels));
   if (options.predict_linear) {
     linear_head_ = register_module("linear_head", CBHG(options, n_mels, n_linear));
@@ -68,6 +68,11 @@ TacotronOutput Tacotron2Impl::finish(DecoderOutput decoded, const torch::Tensor&
   if (linear_head_) out.linear = linear_head_(out.mel_postnet, mel_lengths);
   out.mel_lengths = mel_lengths;
   return out;
+}
+
+void Tacotron2Impl::set_reduction_factor(int64_t r) {
+  decoder_->set_r(r);
+  options_.n_frames_per_step = static_cast<int>(r);
 }
 
 TacotronOutput Tacotron2Impl::forward(const torch::Tensor& text, const torch::Tensor& text_lengths,

@@ -158,6 +158,7 @@ std::string save_checkpoint(const std::string& dir, const Checkpoint& checkpoint
   dict.insert("batch_in_epoch", checkpoint.state.batch_in_epoch);
   dict.insert("world_size", checkpoint.state.world_size);
   dict.insert("batch_size", checkpoint.state.batch_size);
+  dict.insert("r", checkpoint.state.r);
   dict.insert("config", checkpoint.config_yaml);
   dict.insert("model", tensors);
   dict.insert("parameter_names", parameter_names);
@@ -167,6 +168,9 @@ std::string save_checkpoint(const std::string& dir, const Checkpoint& checkpoint
   dict.insert("cuda_rng_state", checkpoint.cuda_rng_state.defined()
                                     ? checkpoint.cuda_rng_state
                                     : torch::empty({0}, torch::kUInt8));
+  c10::Dict<std::string, double> metrics;
+  for (const auto& [name, value] : checkpoint.metrics) metrics.insert(name, value);
+  dict.insert("metrics", metrics);
   std::vector<char> bytes = torch::pickle_save(c10::IValue(dict));
 
   std::string name = fmt::format("step_{:08d}.pt", checkpoint.state.step);
@@ -234,6 +238,7 @@ Checkpoint load_checkpoint(const std::string& path) {
   checkpoint.state.batch_in_epoch = entry(dict, "batch_in_epoch", file).toInt();
   checkpoint.state.world_size = entry(dict, "world_size", file).toInt();
   checkpoint.state.batch_size = entry(dict, "batch_size", file).toInt();
+  if (auto it = dict.find("r"); it != dict.end()) checkpoint.state.r = it->value().toInt();
   checkpoint.config_yaml = entry(dict, "config", file).toStringRef();
   for (const auto& item : entry(dict, "model", file).toGenericDict()) {
     checkpoint.tensors.emplace_back(item.key().toStringRef(), item.value().toTensor());
@@ -246,6 +251,11 @@ Checkpoint load_checkpoint(const std::string& path) {
   if (rng.numel() > 0) checkpoint.rng_state = rng;
   if (auto it = dict.find("cuda_rng_state"); it != dict.end() && it->value().toTensor().numel()) {
     checkpoint.cuda_rng_state = it->value().toTensor();
+  }
+  if (auto it = dict.find("metrics"); it != dict.end()) {  // absent before alignment metrics
+    for (const auto& item : it->value().toGenericDict()) {
+      checkpoint.metrics.emplace_back(item.key().toStringRef(), item.value().toDouble());
+    }
   }
   return checkpoint;
 }

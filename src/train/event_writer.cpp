@@ -65,6 +65,16 @@ std::string event_with_summary(int64_t step, const std::string& summary) {
   return event;
 }
 
+// Summary { value = 1: Value { tag = 1; <field> = message } }.
+std::string summary_of(const std::string& tag, int field, const std::string& message) {
+  std::string value_message;
+  put_bytes(value_message, 1, tag);
+  put_bytes(value_message, field, message);
+  std::string summary;
+  put_bytes(summary, 1, value_message);
+  return summary;
+}
+
 }  // namespace
 
 uint32_t crc32c(const std::string& data) {
@@ -114,12 +124,22 @@ void EventWriter::add_image(const std::string& tag, const std::string& png, int 
   put_tag(image, 3, 0);
   put_varint(image, 3);  // RGB
   put_bytes(image, 4, png);
-  std::string value_message;  // Summary.Value { tag = 1; image = 4 }
-  put_bytes(value_message, 1, tag);
-  put_bytes(value_message, 4, image);
-  std::string summary;
-  put_bytes(summary, 1, value_message);
-  write_event(event_with_summary(step, summary));
+  write_event(event_with_summary(step, summary_of(tag, 4, image)));  // Value.image = 4
+}
+
+void EventWriter::add_audio(const std::string& tag, const std::string& wav, int sample_rate,
+                            int64_t samples, int64_t step) {
+  // Summary.Audio { sample_rate = 1 (float); num_channels = 2; length_frames = 3;
+  //                 encoded_audio_string = 4; content_type = 5 }
+  std::string audio;
+  put_fixed(audio, 1, static_cast<float>(sample_rate));
+  put_tag(audio, 2, 0);
+  put_varint(audio, 1);
+  put_tag(audio, 3, 0);
+  put_varint(audio, static_cast<uint64_t>(samples));
+  put_bytes(audio, 4, wav);
+  put_bytes(audio, 5, "audio/wav");
+  write_event(event_with_summary(step, summary_of(tag, 6, audio)));  // Value.audio = 6
 }
 
 void EventWriter::flush() { out_.flush(); }

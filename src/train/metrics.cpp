@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "tts/core/error.h"
+#include "tts/core/logging.h"
 
 namespace tts::train {
 
@@ -18,23 +19,56 @@ std::string MetricRecord::to_json() const {
   return json + "}";
 }
 
-MetricSink::MetricSink(const std::string& run_dir, bool tensorboard) {
-  std::string path = run_dir + "/metrics.jsonl";
-  jsonl_.open(path, std::ios::app);
-  TTS_CHECK(jsonl_.good(), "cannot write '{}'", path);
-  if (tensorboard) events_ = std::make_unique<EventWriter>(run_dir);
+bool side_work(const std::string& what, int64_t step, const std::function<void()>& work) {
+  try {
+    work();
+    return true;
+  } catch (const std::exception& e) {
+    log::get("train")->warn("step {}: {} failed, training goes on: {}", step, what, e.what());
+    return false;
+  }
+}
+
+MetricSink::MetricSink(const std::string& run_dir, bool tensorboard)
+    : jsonl_path_(run_dir + "/metrics.jsonl") {
+  jsonl_.open(jsonl_path_, std::ios::app);
+  TTS_CHECK(jsonl_.good(), "cannot write '{}': check that the run directory is writable",
+            jsonl_path_);
+  if (tensorboard) {
+    side_work("creating the TensorBoard event file", 0,
+              [&] { events_ = std::make_unique<EventWriter>(run_dir); });
+  }
 }
 
 void MetricSink::write(const MetricRecord& record, int64_t step) {
-  jsonl_ << record.to_json() << '\n';
-  jsonl_.flush();
-  if (events_) {
+  if (!jsonl_failed_) {
+    jsonl_ << record.to_json() << '\n';
+    jsonl_.flush();
+    if (!jsonl_.good()) {
+      jsonl_failed_ = true;
+      log::get("train")->warn(
+          "step {}: cannot append to '{}' (disk full?); metrics.jsonl stops here, training goes "
+          "on",
+          step, jsonl_path_);
+    }
+  }
+  with_events("writing TensorBoard scalars", step, [&](EventWriter& events) {
     for (const auto& [name, value] : record.values) {
       if (name != "step" && name != "epoch") {
-        events_->add_scalar(record.kind + "/" + name, static_cast<float>(value), step);
+        events.add_scalar(record.kind + "/" + name, static_cast<float>(value), step);
       }
     }
-    events_->flush();
+    events.flush();
+  });
+}
+
+void MetricSink::with_events(const std::string& what, int64_t step,
+                             const std::function<void(EventWriter&)>& work) {
+  if (!events_) return;
+  if (!side_work(what, step, [&] { work(*events_); })) {
+    log::get("train")->warn("TensorBoard is off for the rest of this run; '{}' ends at step {}",
+                            events_->path(), step);
+    events_.reset();
   }
 }
 

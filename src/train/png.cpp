@@ -108,4 +108,17 @@ std::string heatmap_png(const std::vector<float>& values, int rows, int cols, in
   return encode_png(rgb, width, height);
 }
 
+std::pair<int, int> png_dimensions(const std::string& png) {
+  TTS_CHECK(png.size() >= 24 && png.compare(0, 8, "\x89PNG\r\n\x1a\n") == 0 &&
+                png.compare(12, 4, "IHDR") == 0,
+            "expected a PNG image (signature and IHDR chunk), found {} bytes that are not one",
+            png.size());
+  auto be32 = [&](size_t at) {
+    uint32_t v = 0;
+    for (size_t i = 0; i < 4; ++i) v = v << 8 | static_cast<unsigned char>(png[at + i]);
+    return static_cast<int>(v);
+  };
+  return {be32(16), be32(20)};
+}
+
 }  // namespace tts::train

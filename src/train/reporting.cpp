@@ -42,6 +42,7 @@ void report_interval(const IntervalTotals& totals, const TrainingState& state,
     if (!std::isnan(v) || std::string(name) == "loss") record.add(name, v);
   }
   record.add("grad_norm", totals.grad_norm_sum / steps);
+  record.add("elapsed_s", progress.run_seconds);  // since this process started (or resumed)
   record.add("lr", lr);
   record.add("step_s", step_s);
   record.add("mel_frames_per_s", mel_frames_per_s);

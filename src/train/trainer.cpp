@@ -24,6 +24,7 @@
 #include "tts/train/checkpoint.h"
 #include "tts/train/lr_schedule.h"
 #include "tts/train/metrics.h"
+#include "tts/train/r_schedule.h"
 #include "tts/train/reporting.h"
 #include "tts/train/validation.h"
 
@@ -46,8 +47,17 @@ class Run {
   double global_frame_weight(const data::Batch& batch);
   void set_train_mode();
   void log_interval();
-  void validate();
+  std::optional<ValidationResult> validate();
+  // Makes `phase` (r, per-rank batch) the one in force: config_, the model.
+  void use_phase(const ReductionPhase& phase);
+  // (Re)builds the train and validation loaders from config_ (batch size, r for padding).
+  void make_loaders();
+  // Gradual training: when train.r_schedule enters a new phase after this step, switches to it;
+  // the epoch continues after the same number of utterances. True when it switched.
+  bool switch_phase_if_due();
   void save();
+  // The step's optional work, after its checkpoint: plots and samples of its validation.
+  void side_work_after(const std::optional<ValidationResult>& validation);
   bool agreed_stop();
 
   config::Config config_;
@@ -72,6 +82,8 @@ class Run {
   int64_t first_step_ = 0;
   int64_t last_validated_ = -1;
   int64_t last_saved_ = -1;
+  // The last validation's "val" record (rank 0), stored in checkpoints as "val/<name>".
+  std::vector<std::pair<std::string, double>> last_val_metrics_;
 };
 
 Run::Run(const config::Config& config, const TrainArgs& args, dist::Communicator& comm)
@@ -87,7 +99,12 @@ Run::Run(const config::Config& config, const TrainArgs& args, dist::Communicator
   torch::manual_seed(static_cast<uint64_t>(config.train.seed));
   model::apply_math_settings(config.train);
   int64_t n_linear = config.model.predict_linear ? config.audio.n_linear() : 0;
-  model_ = model::Tacotron2(config.model, text_.num_symbols(), config.audio.n_mels, n_linear);
+  // With train.r_schedule, config_ holds the phase in force: the r and batch of its rows.
+  ReductionPhase first_phase = phase_at(config_, 0);
+  config_.model.n_frames_per_step = first_phase.r;
+  config_.train.batch_size = first_phase.batch_size;
+  model_ = model::Tacotron2(config_.model, text_.num_symbols(), config.audio.n_mels, n_linear,
+                            config.train.max_scheduled_r());
   model_->to(device_);
   optimizer_ = std::make_unique<torch::optim::Adam>(
       model_->parameters(), torch::optim::AdamOptions(config.train.learning_rate)
@@ -102,12 +119,14 @@ Run::Run(const config::Config& config, const TrainArgs& args, dist::Communicator
     restore_optimizer(checkpoint, *optimizer_);
     restore_rng(checkpoint, device_);
     state_ = checkpoint.state;
+    last_val_metrics_ = checkpoint.metrics;
+    use_phase(phase_at(config_, state_.step));
     // An epoch's global batches depend only on the global batch size (per-rank batch x ranks):
     // with the same global batch the run continues exactly where it stopped, on any number of
     // ranks; with another, it continues after the same number of utterances of the epoch.
     const int64_t old_global =
         std::max<int64_t>(state_.batch_size, 1) * std::max<int64_t>(state_.world_size, 1);
-    const int64_t new_global = static_cast<int64_t>(config.train.batch_size) * comm_.size();
+    const int64_t new_global = static_cast<int64_t>(config_.train.batch_size) * comm_.size();
     if (old_global != new_global) {
       state_.batch_in_epoch = state_.batch_in_epoch * old_global / new_global;
     }
@@ -129,10 +148,39 @@ Run::Run(const config::Config& config, const TrainArgs& args, dist::Communicator
         static_cast<uint64_t>(config.train.seed + 7919 * comm_.rank() + state_.step));
   }
   state_.world_size = comm_.size();
-  state_.batch_size = config.train.batch_size;
+  state_.batch_size = config_.train.batch_size;
+  state_.r = config_.model.n_frames_per_step;
 
   std::vector<torch::Tensor> parameters = model_->parameters();
   reducer_ = std::make_unique<dist::GradientReducer>(parameters, comm_, config.distributed);
+  make_loaders();
+  validator_ = std::make_unique<Validator>(config_, device_, comm_, args.run_dir);
+
+  if (is_root()) {
+    for (const char* dir : {"/plots", "/samples"}) {
+      side_work(fmt::format("creating {}{}", args.run_dir, dir), state_.step,
+                [&] { fs::create_directories(args.run_dir + dir); });
+    }
+    write_file_atomic(args.run_dir + "/config.yaml", config::dump_config(config));
+    metrics_ = std::make_unique<MetricSink>(args.run_dir, config.logging.tensorboard);
+    log_->info(
+        "{} parameters; {} rank(s) on {}; batch {} per rank, global batch {}; {} train and {} "
+        "validation utterances; {} steps per epoch",
+        model::count_parameters(*model_), comm_.size(), device_.str(), config_.train.batch_size,
+        config_.train.batch_size * comm_.size(), store_.train().size(), store_.val().size(),
+        train_loader_->batches_per_epoch() / config.train.accumulate);
+  }
+}
+
+void Run::use_phase(const ReductionPhase& phase) {
+  config_.model.n_frames_per_step = phase.r;
+  config_.train.batch_size = phase.batch_size;
+  model_->set_reduction_factor(phase.r);
+}
+
+void Run::make_loaders() {
+  train_loader_.reset();  // its workers stop before the new loader's start
+  val_loader_.reset();
   auto tokenizer = [this](const std::string& text) { return text_.to_ids(text); };
   train_loader_ = std::make_unique<data::Loader>(store_, store_.train(), config_, tokenizer,
                                                  comm_.rank(), comm_.size());
@@ -141,20 +189,30 @@ Run::Run(const config::Config& config, const TrainArgs& args, dist::Communicator
   val_loader_ =
       std::make_unique<data::Loader>(store_, store_.val(), config_, tokenizer,
                                      shard_val ? comm_.rank() : 0, shard_val ? comm_.size() : 1);
-  validator_ = std::make_unique<Validator>(config_, *val_loader_, device_, comm_, args.run_dir);
+}
 
-  if (is_root()) {
-    fs::create_directories(args.run_dir + "/plots");
-    fs::create_directories(args.run_dir + "/samples");
-    write_file_atomic(args.run_dir + "/config.yaml", config::dump_config(config));
-    metrics_ = std::make_unique<MetricSink>(args.run_dir, config.logging.tensorboard);
-    log_->info(
-        "{} parameters; {} rank(s) on {}; batch {} per rank, global batch {}; {} train and {} "
-        "validation utterances; {} steps per epoch",
-        model::count_parameters(*model_), comm_.size(), device_.str(), config.train.batch_size,
-        config.train.batch_size * comm_.size(), store_.train().size(), store_.val().size(),
-        train_loader_->batches_per_epoch() / config.train.accumulate);
+bool Run::switch_phase_if_due() {
+  ReductionPhase next = phase_at(config_, state_.step);
+  if (next.r == config_.model.n_frames_per_step && next.batch_size == config_.train.batch_size) {
+    return false;
   }
+  // As on resuming with another global batch: the epoch continues after the same utterances
+  // (the same formula, so a run resumed across a switch repeats an uninterrupted one).
+  const int64_t old_global = static_cast<int64_t>(config_.train.batch_size) * comm_.size();
+  const int64_t new_global = static_cast<int64_t>(next.batch_size) * comm_.size();
+  const int old_r = config_.model.n_frames_per_step;
+  state_.batch_in_epoch = state_.batch_in_epoch * old_global / new_global;
+  use_phase(next);
+  state_.batch_size = next.batch_size;
+  state_.r = next.r;
+  make_loaders();
+  if (is_root()) {
+    log_->info(
+        "step {}: r_schedule switches r {} -> {}, batch {} per rank; epoch {} continues at "
+        "batch {}",
+        state_.step, old_r, next.r, next.batch_size, state_.epoch, state_.batch_in_epoch);
+  }
+  return true;
 }
 
 double Run::global_frame_weight(const data::Batch& batch) {
@@ -246,24 +304,37 @@ void Run::log_interval() {
   interval_ = IntervalTotals{};
 }
 
-void Run::validate() {
+std::optional<ValidationResult> Run::validate() {
   last_validated_ = state_.step;
-  validator_->run(*model_, state_.step, metrics_.get());
-  // Rank 0 renders plots and samples alone: the others wait for it without a time limit (a slow
-  // disk or a long sample must not trip distributed.timeout_s), as long as it is alive.
-  comm_.wait_for_all("validation");
+  ValidationResult result = validator_->run(*model_, *val_loader_, state_.step,
+                                            config_.model.n_frames_per_step, metrics_.get());
+  if (!is_root()) return std::nullopt;
+  last_val_metrics_.clear();
+  for (const auto& [name, value] : result.record.values) {
+    if (name != "step") last_val_metrics_.emplace_back("val/" + name, value);
+  }
+  return result;
+}
+
+void Run::side_work_after(const std::optional<ValidationResult>& validation) {
+  if (last_validated_ != state_.step && last_saved_ != state_.step) return;
+  if (validation) {
+    validator_->write_artifacts(*validation, config_.model.n_frames_per_step, *metrics_);
+  }
+  // Rank 0 writes the checkpoint and renders plots and samples alone: the others wait for it
+  // without a time limit (a slow disk or a long sample must not trip distributed.timeout_s), as
+  // long as it is alive.
+  comm_.wait_for_all("rank 0's checkpoint and validation artifacts");
 }
 
 void Run::save() {
   last_saved_ = state_.step;
-  if (is_root()) {
-    std::string path =
-        save_checkpoint(args_.run_dir + "/checkpoints",
-                        capture(*model_, optimizer_.get(), state_, config::dump_config(config_)),
-                        config_.train.keep_checkpoints);
-    log_->info("checkpoint {}", path);
-  }
-  comm_.wait_for_all("checkpoint");
+  if (!is_root()) return;
+  Checkpoint checkpoint = capture(*model_, optimizer_.get(), state_, config::dump_config(config_));
+  checkpoint.metrics = last_val_metrics_;
+  std::string path =
+      save_checkpoint(args_.run_dir + "/checkpoints", checkpoint, config_.train.keep_checkpoints);
+  log_->info("checkpoint {}", path);
 }
 
 bool Run::agreed_stop() {
@@ -277,9 +348,12 @@ int Run::loop() {
   run_clock_.reset();
   const int accumulate = config_.train.accumulate;
   bool stopped = false;
+  bool switched = false;
   auto done = [&] { return max_steps_ > 0 && state_.step >= max_steps_; };
   while (!done() && !stopped && state_.epoch < config_.train.max_epochs) {
-    train_loader_->start_epoch(state_.epoch, state_.batch_in_epoch);
+    switched = false;
+    train_loader_->start_epoch(state_.epoch,
+                               std::min(state_.batch_in_epoch, train_loader_->batches_per_epoch()));
     std::vector<data::Batch> micro_batches;
     double wait_before = train_loader_->wait_seconds();
     while (!done()) {
@@ -299,22 +373,32 @@ int Run::loop() {
           state_.step % config_.distributed.check_replicas_every == 0) {
         dist::check_replicas(*model_, comm_, state_.step);
       }
-      if (state_.step % config_.train.val_interval == 0) validate();
+      // The step's checkpoint is written before its optional work (plots, samples), which may
+      // fail without ending the run.
+      std::optional<ValidationResult> validation;
+      if (state_.step % config_.train.val_interval == 0) validation = validate();
       if (state_.step % config_.train.checkpoint_interval == 0) save();
+      side_work_after(validation);
       if (agreed_stop()) {
         stopped = true;
         break;
       }
+      if (!done() && switch_phase_if_due()) {
+        switched = true;
+        break;
+      }
       if (!batch) break;
     }
-    if (!stopped && !done()) {
+    if (!stopped && !done() && !switched) {
       ++state_.epoch;
       state_.batch_in_epoch = 0;
     }
   }
   if (interval_.phases.steps > 0) log_interval();
-  if (last_validated_ != state_.step && !stopped) validate();
+  std::optional<ValidationResult> validation;
+  if (last_validated_ != state_.step && !stopped) validation = validate();
   if (last_saved_ != state_.step) save();
+  side_work_after(validation);
   if (is_root()) {
     metrics_->flush();
     log_->info("{} at step {} (epoch {}) after {}", stopped ? "stopped on request" : "finished",

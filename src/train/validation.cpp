@@ -3,19 +3,38 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
-#include <optional>
+#include <cmath>
 #include <utility>
 
 #include "tts/audio/audio_io.h"
 #include "tts/audio/audio_processor.h"
+#include "tts/core/error.h"
 #include "tts/core/fs.h"
 #include "tts/core/logging.h"
 #include "tts/data/loader.h"
 #include "tts/dist/communicator.h"
+#include "tts/train/alignment_metrics.h"
 #include "tts/train/png.h"
 #include "tts/train/reporting.h"
 
 namespace tts::train {
+namespace {
+
+// [frames, channels] -> PNG with channels as rows (row 0 at the bottom), 2x2 pixels per value.
+std::string heatmap_of(const torch::Tensor& frames) {
+  auto t = frames.to(torch::kCPU, torch::kFloat).t().contiguous();
+  std::vector<float> values(t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
+  return heatmap_png(values, static_cast<int>(t.size(0)), static_cast<int>(t.size(1)), 2);
+}
+
+double value_of(const MetricRecord& record, const std::string& name) {
+  for (const auto& [key, value] : record.values) {
+    if (key == name) return value;
+  }
+  return NAN;
+}
+
+}  // namespace
 
 model::LossParts forward_loss(model::Tacotron2Impl& model, const data::Batch& batch,
                               const config::TrainOptions& train, model::TacotronOutput* output) {
@@ -24,15 +43,22 @@ model::LossParts forward_loss(model::Tacotron2Impl& model, const data::Batch& ba
   return model::compute_loss(*output, targets, batch.text_lengths, train);
 }
 
-Validator::Validator(const config::Config& config, data::Loader& loader, torch::Device device,
-                     dist::Communicator& comm, std::string run_dir)
-    : config_(config),
-      loader_(loader),
-      device_(device),
-      comm_(comm),
-      run_dir_(std::move(run_dir)) {}
+torch::Tensor padded_for_vocoder(const torch::Tensor& frames, const config::AudioOptions& audio) {
+  TTS_CHECK(frames.dim() == 2 && frames.size(0) > 0,
+            "the generated spectrogram is empty (0 frames): nothing to render");
+  // Griffin-Lim's STFT needs n_fft samples: (frames - 1) * hop >= n_fft.
+  const int64_t needed = (audio.n_fft + audio.hop_length - 1) / audio.hop_length + 1;
+  if (frames.size(0) >= needed) return frames;
+  auto pad = frames.min().expand({needed - frames.size(0), frames.size(1)});
+  return torch::cat({frames, pad}, 0);
+}
 
-void Validator::run(model::Tacotron2Impl& model, int64_t step, MetricSink* metrics) {
+Validator::Validator(const config::Config& config, torch::Device device, dist::Communicator& comm,
+                     std::string run_dir)
+    : config_(config), device_(device), comm_(comm), run_dir_(std::move(run_dir)) {}
+
+ValidationResult Validator::run(model::Tacotron2Impl& model, data::Loader& loader, int64_t step,
+                                int64_t r, MetricSink* metrics) {
   // Validation draws prenet dropout masks (from the device's generator); training continues
   // with the streams it had.
   struct RestoreRng {
@@ -46,89 +72,158 @@ void Validator::run(model::Tacotron2Impl& model, int64_t step, MetricSink* metri
   if (device_.is_cuda()) restore_device.emplace(at::globalContext().defaultGenerator(device_));
   torch::NoGradGuard no_grad;
   model.eval();
+  ValidationResult result;
+  result.step = step;
   LossSums sums;
-  std::optional<data::Batch> first;
-  model::TacotronOutput first_output;
-  loader_.start_epoch(0);
-  while (auto batch = loader_.next()) {
+  // Alignment scores summed over utterances (each score is a mean over one utterance).
+  double diagonal_sum = 0;
+  double focus_sum = 0;
+  double utterances = 0;
+  loader.start_epoch(0);
+  while (auto batch = loader.next()) {
     data::Batch on_device = batch->to(device_, false);
     model::TacotronOutput output;
     sums.add(forward_loss(model, on_device, config_.train, &output));
-    if (!first) {
-      first = std::move(on_device);
-      first_output = output;
+    AlignmentScores scores = alignment_scores(
+        output.alignments, decoder_steps_of(on_device.mel_lengths, r), on_device.text_lengths);
+    diagonal_sum += scores.diagonal * static_cast<double>(scores.utterances);
+    focus_sum += scores.focus * static_cast<double>(scores.utterances);
+    utterances += static_cast<double>(scores.utterances);
+    if (!result.first) {
+      result.first = std::move(on_device);
+      result.first_output = output;
     }
   }
-  // Mean over ranks, weighted by the batches each rank validated.
+  // Means over ranks, weighted by the batches (loss) and utterances (scores) each validated.
   std::vector<double> gathered =
       comm_.all_gather({sums.count > 0 ? sums.mean("loss") * static_cast<double>(sums.count) : 0.0,
-                        static_cast<double>(sums.count)});
-  double loss_sum = 0;
-  double batches = 0;
-  for (size_t r = 0; r < gathered.size(); r += 2) {
-    loss_sum += gathered[r];
-    batches += gathered[r + 1];
+                        static_cast<double>(sums.count), diagonal_sum, focus_sum, utterances});
+  double total[5] = {0, 0, 0, 0, 0};
+  for (size_t i = 0; i < gathered.size(); ++i) total[i % 5] += gathered[i];
+  if (metrics == nullptr) return result;
+  double val_loss = total[1] > 0 ? total[0] / total[1] : NAN;
+  double diagonal = total[4] > 0 ? total[2] / total[4] : NAN;
+  double focus = total[4] > 0 ? total[3] / total[4] : NAN;
+  result.record.add("step", static_cast<double>(step));
+  result.record.add("loss", val_loss);
+  result.record.add("diagonal_score", diagonal);
+  result.record.add("focus_rate", focus);
+  if (result.first) run_free(model, r, result);
+  side_work("writing the validation metrics", step, [&] { metrics->write(result.record, step); });
+
+  std::string line = fmt::format(
+      "validation at step {}: loss {:.4f} over {} batches | alignment diagonal {:.3f}, focus "
+      "{:.3f}",
+      step, val_loss, total[1], diagonal, focus);
+  double fired = value_of(result.record, "infer_stop_fired");
+  if (!std::isnan(fired)) {
+    line += fmt::format(
+        " | free-running: diagonal {:.3f}, focus {:.3f}, stop token fired in {:.0f}% ({}), "
+        "{:.2f}x the expected frames",
+        value_of(result.record, "infer_diagonal_score"),
+        value_of(result.record, "infer_focus_rate"), 100 * fired,
+        value_of(result.record, "infer_max_steps_hit") > 0 ? "max_decoder_steps hit"
+                                                           : "max_decoder_steps not hit",
+        value_of(result.record, "infer_frame_ratio"));
   }
-  if (metrics == nullptr) return;
-  double val_loss = batches > 0 ? loss_sum / batches : NAN;
-  MetricRecord record{"val", {}};
-  record.add("step", static_cast<double>(step));
-  record.add("loss", val_loss);
-  metrics->write(record, step);
-  log::get("train")->info("validation at step {}: loss {:.4f} over {} batches", step, val_loss,
-                          batches);
-  if (first) write_artifacts(model, *first, first_output, step, *metrics);
+  log::get("train")->info("{}", line);
+  return result;
 }
 
-void Validator::write_artifacts(model::Tacotron2Impl& model, const data::Batch& first,
-                                const model::TacotronOutput& first_output, int64_t step,
-                                MetricSink& metrics) {
-  std::string prefix = fmt::format("{}/plots/step_{}", run_dir_, step);
-  // Teacher-forced alignment of the first validation utterance: [text steps, decoder steps].
-  auto alignment = first_output.alignments[0].to(torch::kCPU).to(torch::kFloat);
-  int64_t decoder_steps =
-      (first.mel_lengths[0].item<int64_t>() + config_.model.n_frames_per_step - 1) /
-      config_.model.n_frames_per_step;
-  int64_t text_steps = first.text_lengths[0].item<int64_t>();
-  alignment = alignment.slice(0, 0, decoder_steps).slice(1, 0, text_steps).t().contiguous();
-  std::vector<float> values(alignment.data_ptr<float>(),
-                            alignment.data_ptr<float>() + alignment.numel());
-  std::string alignment_png =
-      heatmap_png(values, static_cast<int>(text_steps), static_cast<int>(decoder_steps), 2);
-
-  // Free-running synthesis of the first utterances: mel plot and Griffin-Lim sample.
-  int count = std::min<int64_t>(config_.train.val_inference_utterances, first.text.size(0));
-  std::string mel_png;
-  if (count > 0) {
-    auto text = first.text.slice(0, 0, count);
+void Validator::run_free(model::Tacotron2Impl& model, int64_t r, ValidationResult& result) {
+  const data::Batch& first = *result.first;
+  int64_t count = std::min<int64_t>(config_.train.val_inference_utterances, first.text.size(0));
+  if (count <= 0) return;
+  side_work("free-running validation synthesis", result.step, [&] {
     auto lengths = first.text_lengths.slice(0, 0, count);
-    model::TacotronOutput inferred = model.infer(text, lengths);
+    model::TacotronOutput inferred = model.infer(first.text.slice(0, 0, count), lengths);
+    auto frames = inferred.mel_lengths.to(torch::kCPU);
+    AlignmentScores scores =
+        alignment_scores(inferred.alignments, decoder_steps_of(frames, r), lengths);
+    // The stop token fired for an item iff the gate passed the threshold at its last frame
+    // (inference keeps the frames up to the first stopping one).
+    auto last = (frames - 1).clamp_min(0).to(inferred.gate.device());
+    auto last_gate = inferred.gate.gather(1, last.unsqueeze(1)).squeeze(1).to(torch::kCPU);
+    auto fired = (torch::sigmoid(last_gate) > config_.model.gate_threshold).to(torch::kDouble);
+    auto hit_max = (frames >= config_.model.max_decoder_steps * r).to(torch::kDouble) * (1 - fired);
+    auto expected = first.mel_lengths.slice(0, 0, count).to(torch::kCPU, torch::kDouble);
+    auto ratio = frames.to(torch::kDouble) / expected.clamp_min(1);
+    result.record.add("infer_diagonal_score", scores.diagonal);
+    result.record.add("infer_focus_rate", scores.focus);
+    result.record.add("infer_stop_fired", fired.mean().item<double>());
+    result.record.add("infer_max_steps_hit", hit_max.mean().item<double>());
+    result.record.add("infer_frame_ratio", ratio.mean().item<double>());
+    result.inferred = std::move(inferred);
+  });
+}
+
+void Validator::write_artifacts(const ValidationResult& result, int64_t r, MetricSink& metrics) {
+  if (!result.first) return;
+  const int64_t step = result.step;
+  const data::Batch& first = *result.first;
+  std::string prefix = fmt::format("{}/plots/step_{}", run_dir_, step);
+
+  // Teacher-forced alignment of the first validation utterance: [decoder steps, text steps].
+  std::string alignment_png;
+  side_work("the alignment plot", step, [&] {
+    int64_t decoder_steps = decoder_steps_of(first.mel_lengths[0], r).item<int64_t>();
+    int64_t text_steps = first.text_lengths[0].item<int64_t>();
+    alignment_png = heatmap_of(
+        result.first_output.alignments[0].slice(0, 0, decoder_steps).slice(1, 0, text_steps));
+    if (config_.logging.plots) write_file_atomic(prefix + "_alignment.png", alignment_png);
+  });
+
+  // The free-running synthesis of the first utterance: mel plot and Griffin-Lim sample.
+  std::string mel_png;
+  std::string wav_path;
+  int64_t wav_samples = 0;
+  const model::TacotronOutput& inferred = result.inferred;
+  if (inferred.mel_lengths.defined()) {
     int64_t frames = inferred.mel_lengths[0].item<int64_t>();
-    auto mel = inferred.mel_postnet[0].slice(0, 0, frames).to(torch::kCPU).to(torch::kFloat);
-    auto mel_t = mel.t().contiguous();
-    std::vector<float> mel_values(mel_t.data_ptr<float>(), mel_t.data_ptr<float>() + mel_t.numel());
-    mel_png = heatmap_png(mel_values, static_cast<int>(mel_t.size(0)),
-                          static_cast<int>(mel_t.size(1)), 2);
-    if (config_.logging.samples) {
-      audio::AudioProcessor processor(config_.audio);
-      bool linear = inferred.linear.defined();
-      auto samples =
-          linear ? processor.linear_to_wav(
-                       inferred.linear[0].slice(0, 0, frames).to(torch::kCPU).to(torch::kFloat))
-                 : processor.mel_to_wav(mel);
-      audio::write_wav(fmt::format("{}/samples/step_{}.wav", run_dir_, step), samples,
-                       config_.audio.sample_rate);
+    auto mel = inferred.mel_postnet[0].slice(0, 0, frames).to(torch::kCPU, torch::kFloat);
+    if (frames == 0) {
+      log::get("train")->warn("step {}: the free-running sample has no frames; no plot or audio",
+                              step);
+    } else {
+      side_work("the free-running mel plot", step, [&] {
+        mel_png = heatmap_of(mel);
+        if (config_.logging.plots) write_file_atomic(prefix + "_mel.png", mel_png);
+      });
+    }
+    if (frames > 0 && config_.logging.samples) {
+      side_work("the validation audio sample", step, [&] {
+        audio::AudioProcessor processor(config_.audio);
+        bool linear = inferred.linear.defined();
+        auto spectrum =
+            linear ? inferred.linear[0].slice(0, 0, frames).to(torch::kCPU, torch::kFloat) : mel;
+        auto padded = padded_for_vocoder(spectrum, config_.audio);
+        if (padded.size(0) > frames) {
+          log::get("train")->warn(
+              "step {}: the free-running sample stopped after {} frame(s); padded to {} frames "
+              "for Griffin-Lim",
+              step, frames, padded.size(0));
+        }
+        auto samples = linear ? processor.linear_to_wav(padded) : processor.mel_to_wav(padded);
+        std::string path = fmt::format("{}/samples/step_{}.wav", run_dir_, step);
+        audio::write_wav(path, samples, config_.audio.sample_rate);
+        wav_path = path;
+        wav_samples = static_cast<int64_t>(samples.size());
+      });
     }
   }
-  if (config_.logging.plots) {
-    write_file_atomic(prefix + "_alignment.png", alignment_png);
-    if (!mel_png.empty()) write_file_atomic(prefix + "_mel.png", mel_png);
-  }
-  if (EventWriter* events = metrics.events()) {
-    events->add_image("val/alignment", alignment_png, static_cast<int>(decoder_steps) * 2,
-                      static_cast<int>(text_steps) * 2, step);
-    events->flush();
-  }
+  metrics.with_events("writing TensorBoard images and audio", step, [&](EventWriter& events) {
+    for (const auto& [tag, png] :
+         {std::pair{"val/alignment", &alignment_png}, std::pair{"val/mel", &mel_png}}) {
+      if (png->empty()) continue;
+      auto [width, height] = png_dimensions(*png);
+      events.add_image(tag, *png, width, height, step);
+    }
+    if (!wav_path.empty()) {
+      events.add_audio("val/audio", read_file(wav_path), config_.audio.sample_rate, wav_samples,
+                       step);
+    }
+    events.flush();
+  });
 }
 
 }  // namespace tts::train

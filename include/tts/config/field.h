@@ -8,7 +8,8 @@
 //
 // and parsing, dumping, `--set` overrides, unknown-key suggestions and choice checks are all
 // driven by that list (src/config/config.cpp). Supported field types: bool, int, int64_t, double,
-// std::string, std::vector<std::string>, std::vector<int>, std::vector<double>.
+// std::string, std::vector<std::string>, std::vector<int>, std::vector<double>,
+// std::vector<std::vector<int>> (a list of integer lists, e.g. train.r_schedule).
 #pragma once
 
 #include <fmt/format.h>

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tts/config/field.h"
 
@@ -41,6 +42,11 @@ struct TrainOptions {
   int val_inference_utterances = 2;
   int max_bad_steps = 10;
   bool freeze_batch_norm = false;
+  std::vector<std::vector<int>> r_schedule;  // rows [from_step, r, batch_size]
+
+  // The largest r of r_schedule; 0 without a schedule (the model is built for
+  // model.n_frames_per_step alone).
+  int max_scheduled_r() const;
 
   template <class V>
   void visit(V& v) {
@@ -81,6 +87,10 @@ struct TrainOptions {
     v("max_bad_steps", max_bad_steps, "consecutive NaN/Inf steps that stop the run");
     v("freeze_batch_norm", freeze_batch_norm,
       "BatchNorm uses its running statistics, frozen, instead of per-rank batch statistics");
+    v("r_schedule", r_schedule,
+      "gradual training: [[from_step, r, batch_size], ...], first from_step 0; from each step "
+      "on, the decoder predicts r frames per step with that per-rank batch (model."
+      "n_frames_per_step and batch_size are then unused); [] = off");
   }
   void validate() const;
 };

@@ -157,7 +157,13 @@ struct DecoderOutput {
 // of the previous step (all r, as NVIDIA's model) and predicts the next r frames.
 class DecoderImpl : public torch::nn::Module {
  public:
-  DecoderImpl(const config::ModelOptions& options, int64_t n_mels);
+  // `max_r` > 0 builds the decoder for any r up to max_r (gradual training, train.r_schedule):
+  // the prenet reads the last frame of the previous step, the projections predict max_r frames
+  // of which the first r are used. 0: for r = n_frames_per_step alone, NVIDIA's layout.
+  DecoderImpl(const config::ModelOptions& options, int64_t n_mels, int64_t max_r = 0);
+  // Switches the frames per step; only a decoder built with max_r >= r can.
+  void set_r(int64_t r);
+  int64_t r() const { return r_; }
   // Teacher forcing. memory [B, T_text, E]; mask [B, T_text] (true = padded text);
   // mel [B, T_mel, n_mels] with T_mel a multiple of r.
   DecoderOutput forward(const torch::Tensor& memory, const torch::Tensor& mask,
@@ -193,7 +199,11 @@ class DecoderImpl : public torch::nn::Module {
                                            const torch::TensorOptions& options);
   // [..., decoder_rnn_dim + E] -> (mel [..., n_mels * r], gate [..., r])
   std::pair<torch::Tensor, torch::Tensor> project(const torch::Tensor& hidden_and_context);
+  // What the prenet reads of a step's frames [..., r * n_mels]: all of them, or the last one
+  // when built for a schedule of r.
+  torch::Tensor prenet_input(const torch::Tensor& frames) const;
 
+  int64_t max_r_;  // 0: built for r_ alone
   int64_t n_mels_, r_, prenet_dim_, encoder_dim_, attention_rnn_dim_, decoder_rnn_dim_;
   int64_t max_decoder_steps_;
   double gate_threshold_, p_attention_dropout_, p_decoder_dropout_;

@@ -31,8 +31,12 @@ class Tacotron2Impl : public torch::nn::Module {
  public:
   // n_symbols: size of the text symbol table (id 0 is padding); n_mels: mel channels;
   // n_linear: linear-spectrogram bins (n_fft/2 + 1), used only with predict_linear.
+  // max_r > 0: built for every r up to max_r from the same parameters (train.r_schedule; see
+  // DecoderImpl); 0: for model.n_frames_per_step alone.
   Tacotron2Impl(const config::ModelOptions& options, int64_t n_symbols, int64_t n_mels,
-                int64_t n_linear);
+                int64_t n_linear, int64_t max_r = 0);
+  // Switches the frames per decoder step (gradual training); needs max_r >= r.
+  void set_reduction_factor(int64_t r);
 
   // Teacher forcing. text [B, T_text] int64 padded with 0; text_lengths [B] int64;
   // mel [B, T_mel, n_mels] with T_mel a multiple of r; mel_lengths [B] int64. Outputs at frames

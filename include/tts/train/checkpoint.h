@@ -28,6 +28,7 @@ struct TrainingState {
   int64_t batch_in_epoch = 0;  // batches of `epoch` already consumed
   int64_t world_size = 1;      // ranks the checkpoint was trained with (informational)
   int64_t batch_size = 0;      // per-rank batch size it was trained with (resume maps positions)
+  int64_t r = 0;  // mel frames per decoder step in force (train.r_schedule); 0 in older files
 };
 
 struct Checkpoint {
@@ -40,6 +41,9 @@ struct Checkpoint {
   // State of the default generator of the CUDA device the model trained on (dropout draws from
   // it there); undefined for a CPU run.
   torch::Tensor cuda_rng_state;
+  // The last validation's metrics when it was written ("val/loss", "val/diagonal_score", ...);
+  // empty before the first validation and in checkpoints of older versions.
+  std::vector<std::pair<std::string, double>> metrics;
 };
 
 // Captures `model` (parameters and buffers, moved to CPU), `optimizer`, and the generators the

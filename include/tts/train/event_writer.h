@@ -1,5 +1,5 @@
-// TensorBoard event files (so `tensorboard --logdir RUN` shows a run): scalars and PNG images,
-// written as TFRecords of tensorflow.Event protocol buffers, encoded by hand (no protobuf or
+// TensorBoard event files (so `tensorboard --logdir RUN` shows a run): scalars, PNG images and WAV
+// audio, written as TFRecords of tensorflow.Event protocol buffers, encoded by hand (no protobuf or
 // TensorFlow dependency). One file per run: RUN/events.out.tfevents.<time>.<host>.
 #pragma once
 
@@ -16,6 +16,9 @@ class EventWriter {
   void add_scalar(const std::string& tag, float value, int64_t step);
   // `png` is an encoded PNG (see png.h) of the given size.
   void add_image(const std::string& tag, const std::string& png, int width, int height,
+                 int64_t step);
+  // `wav` is a WAV file's bytes (see audio::write_wav) of `samples` mono samples.
+  void add_audio(const std::string& tag, const std::string& wav, int sample_rate, int64_t samples,
                  int64_t step);
   void flush();
   const std::string& path() const { return path_; }

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -21,17 +22,30 @@ struct MetricRecord {
   std::string to_json() const;
 };
 
+// Runs optional work of a training step (a plot, an audio sample, a TensorBoard write, a metric):
+// an exception it throws is logged as a warning naming `what` and the step, and false is
+// returned. Side work never ends a run.
+bool side_work(const std::string& what, int64_t step, const std::function<void()>& work);
+
 class MetricSink {
  public:
-  // Appends to `run_dir`/metrics.jsonl; with `tensorboard`, also writes an event file there.
+  // Appends to `run_dir`/metrics.jsonl; with `tensorboard`, also writes an event file there (an
+  // event file that cannot be created is a warning: the run goes on without TensorBoard).
   MetricSink(const std::string& run_dir, bool tensorboard);
-  // Writes the record; TensorBoard tags are "<kind>/<name>".
+  // Writes the record; TensorBoard tags are "<kind>/<name>". A write that fails is a warning;
+  // after a failed TensorBoard write the run continues without TensorBoard.
   void write(const MetricRecord& record, int64_t step);
   EventWriter* events() { return events_.get(); }
+  // Runs `work` on the event writer, if there is one, as side work; a failure turns TensorBoard
+  // off for the rest of the run (the file is no longer well-formed after a partial record).
+  void with_events(const std::string& what, int64_t step,
+                   const std::function<void(EventWriter&)>& work);
   void flush();
 
  private:
+  std::string jsonl_path_;
   std::ofstream jsonl_;
+  bool jsonl_failed_ = false;
   std::unique_ptr<EventWriter> events_;
 };
 

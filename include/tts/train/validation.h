@@ -1,12 +1,17 @@
-// Validation of a run: the teacher-forced loss over the validation set (every rank, averaged over
-// the ranks) and, on rank 0, what a person looks at: the alignment plot of the first validation
-// utterance, a free-running mel plot and an audio sample, the "val" metrics record and the
-// TensorBoard image.
+// Validation of a run, in two parts:
+//  - run(): the teacher-forced loss and alignment scores over the validation set (every rank,
+//    averaged over the ranks) and, on rank 0, a free-running synthesis of the first validation
+//    utterances with its alignment scores, whether the stop token fired and how long it ran. It
+//    writes the "val" metrics record and the log line. What the checkpoint stores.
+//  - write_artifacts(): rank 0's optional work: the alignment and mel plots, the audio sample and
+//    their TensorBoard images and audio. Called after the step's checkpoint is written; every
+//    failure in it is a warning (side work never ends a run).
 #pragma once
 
 #include <torch/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "tts/config/config.h"
@@ -28,29 +33,49 @@ namespace tts::train {
 model::LossParts forward_loss(model::Tacotron2Impl& model, const data::Batch& batch,
                               const config::TrainOptions& train, model::TacotronOutput* output);
 
+struct ValidationResult {
+  int64_t step = 0;
+  // "val" record: loss, diagonal_score, focus_rate and, when free-running ran,
+  // infer_diagonal_score, infer_focus_rate, infer_stop_fired, infer_max_steps_hit,
+  // infer_frame_ratio. Rank 0 only.
+  MetricRecord record{"val", {}};
+  // Rank 0: what the plots and the sample are drawn from (absent without validation data).
+  std::optional<data::Batch> first;
+  model::TacotronOutput first_output;  // teacher-forced output of `first`
+  model::TacotronOutput inferred;      // free-running output of its first utterances, or empty
+};
+
 class Validator {
  public:
-  // `loader` yields this rank's share of the validation set; `run_dir` receives plots/ and
-  // samples/ (rank 0 only).
-  Validator(const config::Config& config, data::Loader& loader, torch::Device device,
-            dist::Communicator& comm, std::string run_dir);
+  // `run_dir` receives plots/ and samples/ (rank 0 only).
+  Validator(const config::Config& config, torch::Device device, dist::Communicator& comm,
+            std::string run_dir);
 
-  // Collective: every rank calls it after the same step. `metrics` is rank 0's sink (nullptr on
-  // the other ranks). Leaves the model in eval mode and the default CPU generator's state as it
-  // found it, so that when and how often a run validates does not change its parameters.
-  void run(model::Tacotron2Impl& model, int64_t step, MetricSink* metrics);
+  // Collective: every rank calls it after the same step. `loader` yields this rank's share of
+  // the validation set, collated for `r`, the reduction factor in force.
+  // `metrics` is rank 0's sink (nullptr on the other ranks). Leaves the model in eval mode and
+  // the default CPU generator's state as it found it, so that when and how often a run validates
+  // does not change its parameters.
+  ValidationResult run(model::Tacotron2Impl& model, data::Loader& loader, int64_t step, int64_t r,
+                       MetricSink* metrics);
+
+  // Rank 0, after the checkpoint: plots, the audio sample and their TensorBoard entries.
+  void write_artifacts(const ValidationResult& result, int64_t r, MetricSink& metrics);
 
  private:
-  // Rank 0: plots, the free-running sample and the TensorBoard image of the first batch.
-  void write_artifacts(model::Tacotron2Impl& model, const data::Batch& first,
-                       const model::TacotronOutput& first_output, int64_t step,
-                       MetricSink& metrics);
+  // Rank 0: free-running synthesis of the first utterances of `first`; adds its scores to
+  // `result.record`. A failure is a warning.
+  void run_free(model::Tacotron2Impl& model, int64_t r, ValidationResult& result);
 
   const config::Config& config_;
-  data::Loader& loader_;
   torch::Device device_;
   dist::Communicator& comm_;
   std::string run_dir_;
 };
+
+// A generated mel [frames, n_mels] long enough for Griffin-Lim (one STFT frame of signal): a
+// shorter one (the stop token fired almost at once) is padded with its quietest value. Throws
+// tts::Error for an empty one.
+torch::Tensor padded_for_vocoder(const torch::Tensor& frames, const config::AudioOptions& audio);
 
 }  // namespace tts::train
