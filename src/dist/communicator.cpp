@@ -9,6 +9,7 @@
 #include <mutex>
 #include <thread>
 
+#include "rendezvous_watchdog.h"
 #include "tts/core/error.h"
 #include "tts/core/logging.h"
 #include "tts/core/timer.h"
@@ -129,6 +130,10 @@ class C10dCommunicator : public Communicator {
     auto log = log::get("dist");
     log->info("{}: rendezvous at {}:{} ({} backend, timeout {} s)", info.describe(),
               info.master_addr, info.master_port, backend, timeout_s_);
+    compat::quiet_c10_logging(log->level() <= spdlog::level::debug);
+    RendezvousWatchdog watchdog(info, timeout_s_);
+    watchdog.stage(fmt::format("waiting for the other {} rank(s) at the store at {}:{}",
+                               info.world_size - 1, info.master_addr, info.master_port));
     try {
       store_ = compat::make_tcp_store(info.master_addr, info.master_port, info.rank == 0,
                                       info.world_size, timeout_s_);
@@ -139,8 +144,10 @@ class C10dCommunicator : public Communicator {
           "and the port is reachable (and free on rank 0's host); raise distributed.timeout_s "
           "if ranks start far apart",
           info.rank, info.world_size - 1, info.master_addr, info.master_port, timeout_s_,
-          e.what()));
+          compat::message_of(e)));
     }
+    watchdog.stage(fmt::format("connecting the {} process group", backend));
+    std::string advertised;
     try {
       if (backend == "nccl") {
 #ifdef TTS_WITH_CUDA
@@ -148,12 +155,22 @@ class C10dCommunicator : public Communicator {
 #endif
       } else {
         group_ = compat::make_gloo_group(store_, info.rank, info.world_size, info.master_addr,
-                                         timeout_s_);
+                                         timeout_s_, &advertised);
       }
     } catch (const std::exception& e) {
-      throw Error(fmt::format("dist: rank {} could not create the {} process group: {}", info.rank,
-                              backend, e.what()));
+      // A connection between ranks fails when a rank advertised an address the others cannot
+      // reach (a second network, loopback): say which one this rank advertised.
+      const std::string hint =
+          advertised.empty()
+              ? ""
+              : fmt::format(
+                    ". This rank advertised {} to the others; if the ranks reach each other on "
+                    "another network, set GLOO_SOCKET_IFNAME to its interface on every host",
+                    advertised);
+      throw Error(fmt::format("dist: rank {} could not create the {} process group: {}{}",
+                              info.rank, backend, compat::message_of(e), hint));
     }
+    watchdog.stage("starting the heartbeat");
     heartbeat_ = std::make_unique<Heartbeat>(info, timeout_s_);
     log->info("{}: {} process group of {} ranks ready", info.describe(), backend, info.world_size);
   }

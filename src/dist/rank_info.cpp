@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -32,7 +32,70 @@ int env_int(const char* name, int min_value, int max_value) {
   return static_cast<int>(value);
 }
 
+// The number of tasks on this node under SLURM, and the variable it came from. srun sets
+// SLURM_STEP_TASKS_PER_NODE (this step) and SLURM_TASKS_PER_NODE (the job) always, one entry per
+// node; SLURM_NTASKS_PER_NODE only with --ntasks-per-node.
+std::optional<std::pair<int, std::string>> slurm_tasks_on_this_node() {
+  const int node = env("SLURM_NODEID") ? env_int("SLURM_NODEID", 0, INT_MAX) : 0;
+  for (const char* name : {"SLURM_STEP_TASKS_PER_NODE", "SLURM_TASKS_PER_NODE"}) {
+    if (!env(name)) continue;
+    const std::vector<int> per_node = parse_slurm_tasks_per_node(*env(name), name);
+    if (node < static_cast<int>(per_node.size())) {
+      return std::make_pair(per_node[static_cast<size_t>(node)],
+                            fmt::format("{}={} at SLURM_NODEID={}", name, *env(name), node));
+    }
+  }
+  if (env("SLURM_NTASKS_PER_NODE")) {
+    const std::string value = *env("SLURM_NTASKS_PER_NODE");
+    return std::make_pair(parse_slurm_tasks_per_node(value, "SLURM_NTASKS_PER_NODE").front(),
+                          "SLURM_NTASKS_PER_NODE=" + value);
+  }
+  return std::nullopt;
+}
+
+// A port for the ranks of one SLURM job step to meet on when MASTER_PORT is not set: derived
+// from the job and step ids, so concurrent jobs and steps on a node rarely collide.
+int slurm_default_port() {
+  const long job = env("SLURM_JOB_ID") ? std::atol(env("SLURM_JOB_ID")->c_str()) : 0;
+  const long step = env("SLURM_STEP_ID") ? std::atol(env("SLURM_STEP_ID")->c_str()) : 0;
+  return 20000 + static_cast<int>((job * 16 + (step & 15)) % 20000);
+}
+
 }  // namespace
+
+std::vector<int> parse_slurm_tasks_per_node(const std::string& value, const std::string& variable) {
+  std::vector<int> counts;
+  size_t pos = 0;
+  auto number = [&](const char* what) {
+    const size_t start = pos;
+    while (pos < value.size() && std::isdigit(static_cast<unsigned char>(value[pos]))) ++pos;
+    TTS_USAGE_CHECK(pos > start && pos - start < 7,
+                    "environment: {}={:?}: expected {} at character {} (format: counts per node "
+                    "separated by commas, \"N(xK)\" for K nodes of N, e.g. \"2(x3),1\")",
+                    variable, value, what, start + 1);
+    return std::atoi(value.substr(start, pos - start).c_str());
+  };
+  while (true) {
+    const int count = number("a task count");
+    int repeat = 1;
+    if (pos < value.size() && value[pos] == '(') {
+      TTS_USAGE_CHECK(value.compare(pos, 2, "(x") == 0,
+                      "environment: {}={:?}: expected \"(x\" at character {}", variable, value,
+                      pos + 1);
+      pos += 2;
+      repeat = number("a node count");
+      TTS_USAGE_CHECK(pos < value.size() && value[pos] == ')',
+                      "environment: {}={:?}: expected \")\" at character {}", variable, value,
+                      pos + 1);
+      ++pos;
+    }
+    counts.insert(counts.end(), static_cast<size_t>(repeat), count);
+    if (pos == value.size()) return counts;
+    TTS_USAGE_CHECK(value[pos] == ',', "environment: {}={:?}: expected \",\" at character {}",
+                    variable, value, pos + 1);
+    ++pos;
+  }
+}
 
 RankInfo RankInfo::from_env() {
   RankInfo info;
@@ -53,45 +116,45 @@ RankInfo RankInfo::from_env() {
                   "environment: {}={} but {}={}: the rank must be below the world size", rank_var,
                   info.rank, world_var, info.world_size);
 
-  if (env(local_var)) {
-    info.local_rank = env_int(local_var, 0, INT_MAX);
-  } else {
-    // One process per node is the only layout we can assume without the variable.
-    info.local_rank = 0;
-  }
-  const char* local_world_var = "LOCAL_WORLD_SIZE";
-  if (env(local_world_var)) {
-    info.local_world_size = env_int(local_world_var, 1, info.world_size);
-  } else if (slurm && env("SLURM_NTASKS_PER_NODE")) {
-    // "4" or "4(x2)": the count before any parenthesis.
-    const std::string per_node = *env("SLURM_NTASKS_PER_NODE");
-    info.local_world_size = std::max(1, std::atoi(per_node.c_str()));
-    local_world_var = "SLURM_NTASKS_PER_NODE";
+  // One process per node is the only layout we can assume without the variable.
+  info.local_rank = env(local_var) ? env_int(local_var, 0, INT_MAX) : 0;
+  std::string local_world_source;
+  std::optional<std::pair<int, std::string>> slurm_local;
+  if (env("LOCAL_WORLD_SIZE")) {
+    info.local_world_size = env_int("LOCAL_WORLD_SIZE", 1, info.world_size);
+    local_world_source = "LOCAL_WORLD_SIZE=" + *env("LOCAL_WORLD_SIZE");
+  } else if (slurm && (slurm_local = slurm_tasks_on_this_node())) {
+    info.local_world_size = slurm_local->first;
+    local_world_source = slurm_local->second;
   } else {
     info.local_world_size = info.local_rank + 1;
+    local_world_source = fmt::format("{}={} (no LOCAL_WORLD_SIZE)", local_var, info.local_rank);
   }
   TTS_USAGE_CHECK(info.local_rank < info.local_world_size,
-                  "environment: {}={} but {}={}: the local rank must be below the number of "
+                  "environment: {}={} but {}: the local rank must be below the number of "
                   "processes on the node",
-                  local_var, info.local_rank, local_world_var, info.local_world_size);
-  TTS_USAGE_CHECK(info.local_world_size <= info.world_size, "environment: {}={} exceeds {}={}",
-                  local_world_var, info.local_world_size, world_var, info.world_size);
+                  local_var, info.local_rank, local_world_source);
+  TTS_USAGE_CHECK(info.local_world_size <= info.world_size, "environment: {} exceeds {}={}",
+                  local_world_source, world_var, info.world_size);
 
+  // All ranks on this node: they meet on loopback unless told otherwise.
+  const bool one_node = info.local_world_size == info.world_size;
   if (auto addr = env("MASTER_ADDR")) info.master_addr = *addr;
   if (env("MASTER_PORT")) {
     info.master_port = env_int("MASTER_PORT", 1, 65535);
+  } else if (slurm && info.world_size > 1) {
+    info.master_port = slurm_default_port();
   } else {
     TTS_USAGE_CHECK(info.world_size == 1,
                     "environment: {}={} but MASTER_PORT is not set: the ranks need rank 0's "
                     "address and port to meet (set MASTER_ADDR and MASTER_PORT, as torchrun does)",
                     world_var, info.world_size);
   }
-  if (info.world_size > 1 && !env("MASTER_ADDR")) {
-    TTS_USAGE_CHECK(info.local_world_size == info.world_size,
-                    "environment: MASTER_ADDR is not set but the job spans several nodes ({}={}, "
-                    "{}={}); set MASTER_ADDR to the host of rank 0",
-                    world_var, info.world_size, local_world_var, info.local_world_size);
-  }
+  TTS_USAGE_CHECK(env("MASTER_ADDR") || one_node,
+                  "environment: MASTER_ADDR is not set but the job spans several nodes ({}={}, "
+                  "this node has {}); set MASTER_ADDR to the host of rank 0 (under SLURM: "
+                  "MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1))",
+                  world_var, info.world_size, local_world_source);
   return info;
 }
 

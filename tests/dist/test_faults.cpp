@@ -1,6 +1,7 @@
 // Fault handling with real Gloo ranks: a rank that dies or hangs makes the others fail within
 // distributed.timeout_s with an error naming it, never a hang.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <torch/torch.h>
 
 #include <csignal>
@@ -90,6 +91,60 @@ TEST(Faults, RendezvousWithAMissingRankTimesOut) {
     }
   });
   EXPECT_EQ(codes[0], 0);
+}
+
+TEST(Faults, RendezvousWithoutTheOtherRanksEndsWithinTheTimeout) {
+  // Only rank 0 of 2 starts: c10d alone waited 2.5 x the timeout and more (5 x with a connect
+  // retried to an unreachable address). The rank must give up by itself, not be killed at the
+  // test's limit.
+  constexpr double kRendezvousTimeout = 4.0;
+  auto codes = run_ranks(
+      1,
+      [](int) {
+        setenv("WORLD_SIZE", "2", 1);
+        config::DistributedOptions options;
+        options.timeout_s = kRendezvousTimeout;
+        make_communicator(RankInfo::from_env(), options, "gloo");
+        ADD_FAILURE() << "rendezvous succeeded without rank 1";
+      },
+      /*limit_s=*/2 * kRendezvousTimeout + 1);
+  EXPECT_NE(codes[0], 128 + SIGKILL) << "the rendezvous outlived 2 x distributed.timeout_s";
+  EXPECT_NE(codes[0], 0);
+}
+
+TEST(Faults, SigtermEndsTheRendezvous) {
+  // A training process handles SIGTERM by finishing its step; while it waits for the other ranks
+  // there is no step, and the signal must end the wait (rank 1 of 2 never comes; timeout 60 s).
+  const int port = pick_free_port("127.0.0.1");
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    setenv("RANK", "0", 1);
+    setenv("WORLD_SIZE", "2", 1);
+    setenv("MASTER_ADDR", "127.0.0.1", 1);
+    setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+    std::signal(SIGTERM, [](int) {});  // as train::install_stop_handlers: noted, not fatal
+    config::DistributedOptions options;
+    options.timeout_s = 60;
+    try {
+      make_communicator(RankInfo::from_env(), options, "gloo");
+    } catch (const std::exception&) {
+      _exit(kThrew);
+    }
+    _exit(0);
+  }
+  int status = 0;
+  const auto start = std::chrono::steady_clock::now();
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    // Again and again: the first may come before the rendezvous began.
+    kill(pid, elapsed < 20 ? SIGTERM : SIGKILL);
+  }
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status)
+                                 << ": SIGTERM did not end the rendezvous";
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "tts/core/error.h"
 #include "tts/dist/rank_info.h"
@@ -10,9 +11,21 @@
 namespace tts::dist {
 namespace {
 
-const char* kVariables[] = {
-    "RANK",        "WORLD_SIZE",   "LOCAL_RANK",   "LOCAL_WORLD_SIZE", "MASTER_ADDR",
-    "MASTER_PORT", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID",    "SLURM_NTASKS_PER_NODE"};
+const char* kVariables[] = {"RANK",
+                            "WORLD_SIZE",
+                            "LOCAL_RANK",
+                            "LOCAL_WORLD_SIZE",
+                            "MASTER_ADDR",
+                            "MASTER_PORT",
+                            "SLURM_PROCID",
+                            "SLURM_NTASKS",
+                            "SLURM_LOCALID",
+                            "SLURM_NODEID",
+                            "SLURM_NTASKS_PER_NODE",
+                            "SLURM_STEP_TASKS_PER_NODE",
+                            "SLURM_TASKS_PER_NODE",
+                            "SLURM_JOB_ID",
+                            "SLURM_STEP_ID"};
 
 class FromEnv : public ::testing::Test {
  protected:
@@ -107,6 +120,94 @@ TEST_F(FromEnv, SeveralNodesNeedMasterAddr) {
   setenv("LOCAL_WORLD_SIZE", "2", 1);
   setenv("MASTER_PORT", "29500", 1);
   EXPECT_NE(error_of_from_env().find("set MASTER_ADDR"), std::string::npos) << error_of_from_env();
+}
+
+TEST(SlurmTasksPerNode, ExpandsRepeatsInNodeOrder) {
+  EXPECT_EQ(parse_slurm_tasks_per_node("4", "V"), (std::vector<int>{4}));
+  EXPECT_EQ(parse_slurm_tasks_per_node("2(x3),1", "V"), (std::vector<int>{2, 2, 2, 1}));
+  EXPECT_EQ(parse_slurm_tasks_per_node("1,3(x2),2", "V"), (std::vector<int>{1, 3, 3, 2}));
+  EXPECT_EQ(parse_slurm_tasks_per_node("16(x1)", "V"), (std::vector<int>{16}));
+}
+
+TEST(SlurmTasksPerNode, MalformedValuesNameTheVariableAndThePosition) {
+  auto error_of = [](const std::string& value) {
+    try {
+      parse_slurm_tasks_per_node(value, "SLURM_TASKS_PER_NODE");
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(error_of("").find("SLURM_TASKS_PER_NODE=\"\": expected a task count at character 1"),
+            std::string::npos)
+      << error_of("");
+  EXPECT_NE(error_of("2(x3").find("expected \")\" at character 5"), std::string::npos)
+      << error_of("2(x3");
+  EXPECT_NE(error_of("2(3)").find("expected \"(x\" at character 2"), std::string::npos)
+      << error_of("2(3)");
+  EXPECT_NE(error_of("2,").find("expected a task count at character 3"), std::string::npos)
+      << error_of("2,");
+  EXPECT_NE(error_of("2;1").find("expected \",\" at character 2"), std::string::npos)
+      << error_of("2;1");
+}
+
+// `srun -n 2` on one node sets no SLURM_NTASKS_PER_NODE: the step's tasks per node say that
+// both tasks share the node, and a one-node job meets on loopback without MASTER_ADDR.
+TEST_F(FromEnv, SrunOnOneNodeNeedsNoMasterAddrOrPort) {
+  setenv("SLURM_PROCID", "1", 1);
+  setenv("SLURM_NTASKS", "2", 1);
+  setenv("SLURM_LOCALID", "1", 1);
+  setenv("SLURM_NODEID", "0", 1);
+  setenv("SLURM_STEP_TASKS_PER_NODE", "2", 1);
+  setenv("SLURM_TASKS_PER_NODE", "2", 1);
+  setenv("SLURM_JOB_ID", "4242", 1);
+  setenv("SLURM_STEP_ID", "0", 1);
+  RankInfo info = RankInfo::from_env();
+  EXPECT_EQ(info.rank, 1);
+  EXPECT_EQ(info.world_size, 2);
+  EXPECT_EQ(info.local_rank, 1);
+  EXPECT_EQ(info.local_world_size, 2);
+  EXPECT_EQ(info.master_addr, "127.0.0.1");
+  EXPECT_GE(info.master_port, 20000);
+  EXPECT_LT(info.master_port, 40000);
+  // Another step of the job meets on another port.
+  setenv("SLURM_STEP_ID", "1", 1);
+  EXPECT_NE(RankInfo::from_env().master_port, info.master_port);
+}
+
+TEST_F(FromEnv, SlurmTasksPerNodeAreReadAtThisNodesIndex) {
+  setenv("SLURM_PROCID", "6", 1);
+  setenv("SLURM_NTASKS", "7", 1);
+  setenv("SLURM_LOCALID", "0", 1);
+  setenv("SLURM_NODEID", "3", 1);
+  setenv("SLURM_STEP_TASKS_PER_NODE", "2(x3),1", 1);
+  setenv("MASTER_ADDR", "node1", 1);
+  RankInfo info = RankInfo::from_env();
+  EXPECT_EQ(info.local_world_size, 1);
+  setenv("SLURM_PROCID", "5", 1);
+  setenv("SLURM_LOCALID", "1", 1);
+  setenv("SLURM_NODEID", "2", 1);
+  EXPECT_EQ(RankInfo::from_env().local_world_size, 2);
+  // The step's layout wins over the job's (a step may use fewer tasks than the allocation).
+  setenv("SLURM_TASKS_PER_NODE", "4(x2)", 1);
+  EXPECT_EQ(RankInfo::from_env().local_world_size, 2);
+  unsetenv("SLURM_STEP_TASKS_PER_NODE");
+  setenv("SLURM_NODEID", "1", 1);
+  EXPECT_EQ(RankInfo::from_env().local_world_size, 4);
+}
+
+TEST_F(FromEnv, SlurmOnSeveralNodesNamesTheVariablesItRead) {
+  setenv("SLURM_PROCID", "0", 1);
+  setenv("SLURM_NTASKS", "2", 1);
+  setenv("SLURM_LOCALID", "0", 1);
+  setenv("SLURM_NODEID", "0", 1);
+  setenv("SLURM_STEP_TASKS_PER_NODE", "1(x2)", 1);
+  const std::string error = error_of_from_env();
+  EXPECT_NE(error.find("MASTER_ADDR is not set but the job spans several nodes (SLURM_NTASKS=2, "
+                       "this node has SLURM_STEP_TASKS_PER_NODE=1(x2) at SLURM_NODEID=0)"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(error.find("LOCAL_WORLD_SIZE"), std::string::npos) << error;
 }
 
 }  // namespace

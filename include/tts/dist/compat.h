@@ -20,14 +20,25 @@
 #endif
 
 // clang-format off
+#include <c10/util/Exception.h>
+#include <c10/util/Logging.h>
 #include <torch/version.h>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 // clang-format on
 
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <stdexcept>
 #include <string>
 
 #if TORCH_VERSION_MAJOR >= 2
@@ -66,23 +77,93 @@ inline StorePtr make_tcp_store(const std::string& host, int port, bool is_server
   return c10::make_intrusive<c10d::TCPStore>(host, opts);
 }
 
+// The address this host's Gloo device binds to and advertises to the other ranks. Gloo picks the
+// address the host name resolves to, which is loopback on many machines (Debian's "127.0.1.1
+// hostname" line; containers): the ranks on another host then connect to their own loopback, and
+// fail or hang. Instead: the local address of a UDP socket connected towards MASTER_ADDR (connect
+// sends nothing; the kernel only chooses the route and its source address), which is the address
+// the other hosts reach this one by. Loopback only for a loopback master (all ranks on this host).
+// Throws std::runtime_error naming MASTER_ADDR and GLOO_SOCKET_IFNAME when there is no route.
+inline std::string gloo_address_towards(const std::string& master_addr) {
+  std::string error = "it does not resolve";
+  // IPv4 first: "localhost" resolves to ::1 too, and the TCPStore meets on IPv4.
+  for (const int family : {AF_INET, AF_INET6}) {
+    addrinfo hints{};
+    hints.ai_family = family;
+    hints.ai_socktype = SOCK_DGRAM;
+    addrinfo* found = nullptr;
+    if (::getaddrinfo(master_addr.c_str(), "9", &hints, &found) != 0) continue;
+    for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+      const int fd = ::socket(a->ai_family, SOCK_DGRAM, 0);
+      if (fd < 0) continue;
+      sockaddr_storage local{};
+      socklen_t length = sizeof(local);
+      const bool ok = ::connect(fd, a->ai_addr, a->ai_addrlen) == 0 &&
+                      ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &length) == 0;
+      if (!ok) error = std::string("connect: ") + std::strerror(errno);
+      ::close(fd);
+      if (!ok) continue;
+      char text[INET6_ADDRSTRLEN] = {};
+      const void* raw =
+          local.ss_family == AF_INET
+              ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&local)->sin_addr)
+              : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&local)->sin6_addr);
+      ::inet_ntop(local.ss_family, raw, text, sizeof(text));
+      ::freeaddrinfo(found);
+      return text;
+    }
+    ::freeaddrinfo(found);
+  }
+  throw std::runtime_error("no route from this host towards MASTER_ADDR=" + master_addr + " (" +
+                           error +
+                           "); set MASTER_ADDR to rank 0's host, or GLOO_SOCKET_IFNAME "
+                           "to the network interface the ranks share");
+}
+
 // The Gloo transport device: the interface named by GLOO_SOCKET_IFNAME when set (as in PyTorch),
-// loopback for a loopback master, else the address this host's name resolves to.
-inline std::shared_ptr<::gloo::transport::Device> make_gloo_device(const std::string& master_addr) {
+// else the address that routes towards MASTER_ADDR (above). `advertised` receives a description
+// of the choice, for error messages.
+inline std::shared_ptr<::gloo::transport::Device> make_gloo_device(const std::string& master_addr,
+                                                                   std::string* advertised) {
   if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"); ifname && *ifname) {
+    *advertised = std::string("the address of interface ") + ifname + " (GLOO_SOCKET_IFNAME)";
     return c10d::ProcessGroupGloo::createDeviceForInterface(ifname);
   }
-  if (master_addr == "127.0.0.1" || master_addr == "localhost") {
-    return c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1");
-  }
-  return c10d::ProcessGroupGloo::createDefaultDevice();
+  const std::string address = gloo_address_towards(master_addr);
+  *advertised = address + " (the source address of the route towards MASTER_ADDR=" + master_addr +
+                "; GLOO_SOCKET_IFNAME unset)";
+  return c10d::ProcessGroupGloo::createDeviceForHostname(address);
 }
 
 inline GroupPtr make_gloo_group(const StorePtr& store, int rank, int size,
-                                const std::string& master_addr, double timeout_s) {
+                                const std::string& master_addr, double timeout_s,
+                                std::string* advertised) {
   auto opts = c10d::ProcessGroupGloo::Options::create(to_ms(timeout_s));
-  opts->devices.push_back(make_gloo_device(master_addr));
+  opts->devices.push_back(make_gloo_device(master_addr, advertised));
   return c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, opts);
+}
+
+// An exception's message without the C++ stack trace c10::Error appends: the user needs the
+// cause, not libtorch's frames.
+inline std::string message_of(const std::exception& e) {
+  if (const auto* error = dynamic_cast<const c10::Error*>(&e))
+    return error->what_without_backtrace();
+  return e.what();
+}
+
+// c10d logs its own lines (glog's "Logging before InitGoogleLogging()" and "[c10d] The client
+// socket has timed out" in 1.13; "[W socket.cpp...]" in 2.x) before the exception that tts-train
+// reports with its context: keep only fatal ones unless the user asked for debug logging.
+inline void quiet_c10_logging(bool verbose) {
+  const int level = verbose ? 0 : 3;  // glog's INFO .. FATAL
+#ifdef C10_USE_GFLAGS  // Debian's 1.13: the flags are gflags' (global), the logging glog's
+  FLAGS_caffe2_log_level = level;
+#else
+  c10::FLAGS_caffe2_log_level = level;
+#endif
+#ifdef C10_USE_GLOG
+  FLAGS_minloglevel = level;
+#endif
 }
 
 // NCCL's error handling, chosen so that a failure ends in our diagnosis ("lost rank N") as on

@@ -1,10 +1,12 @@
 // Where this process sits in a data-parallel job, read from the environment that launchers set:
 // torchrun (and our built-in launcher) set RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
-// MASTER_ADDR, MASTER_PORT; under SLURM, SLURM_PROCID, SLURM_NTASKS and SLURM_LOCALID stand in
-// for the first three. With none of them set the process runs alone (world size 1).
+// MASTER_ADDR, MASTER_PORT; under SLURM (srun), SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID and the
+// tasks per node (SLURM_STEP_TASKS_PER_NODE at SLURM_NODEID) stand in for the first four. With
+// none of them set the process runs alone (world size 1).
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace tts::dist {
 
@@ -17,13 +19,19 @@ struct RankInfo {
   int master_port = 0;                    // TCPStore port; required when world_size > 1
 
   // Reads the torchrun variables, else the SLURM ones, else returns a single-process RankInfo.
-  // Throws UsageError naming the variable when a value is not an integer, out of range, or
-  // inconsistent with the others (e.g. RANK >= WORLD_SIZE, WORLD_SIZE > 1 without MASTER_PORT).
+  // Under SLURM, a job on one node needs no MASTER_ADDR (127.0.0.1) and, without MASTER_PORT,
+  // meets on a port derived from the job and step ids. Throws UsageError naming the variable
+  // when a value is not an integer, out of range, or inconsistent with the others (e.g.
+  // RANK >= WORLD_SIZE, WORLD_SIZE > 1 without MASTER_PORT).
   static RankInfo from_env();
 
   bool distributed() const { return world_size > 1; }
   // "rank 1/4 (local 1/2)", for logs.
   std::string describe() const;
 };
+
+// SLURM's compressed tasks-per-node list, one entry per node in node order: "2(x3),1" is
+// {2, 2, 2, 1}. Throws UsageError naming `variable` when `value` is not of that form.
+std::vector<int> parse_slurm_tasks_per_node(const std::string& value, const std::string& variable);
 
 }  // namespace tts::dist
