@@ -156,11 +156,9 @@ inline std::string message_of(const std::exception& e) {
 // reports with its context: keep only fatal ones unless the user asked for debug logging.
 inline void quiet_c10_logging(bool verbose) {
   const int level = verbose ? 0 : 3;  // glog's INFO .. FATAL
-#ifdef C10_USE_GFLAGS  // Debian's 1.13: the flags are gflags' (global), the logging glog's
+  // A global variable in both: gflags' in Debian's 1.13, c10's own (declared in the global
+  // namespace) in the 2.x wheels, which are built without gflags and glog.
   FLAGS_caffe2_log_level = level;
-#else
-  c10::FLAGS_caffe2_log_level = level;
-#endif
 #ifdef C10_USE_GLOG
   FLAGS_minloglevel = level;
 #endif
