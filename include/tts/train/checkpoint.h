@@ -50,6 +50,9 @@ void restore_model(const Checkpoint& checkpoint, torch::nn::Module& model,
 void restore_optimizer(const Checkpoint& checkpoint, torch::optim::Optimizer& optimizer);
 void restore_rng(const Checkpoint& checkpoint);
 
+// Writes one checkpoint file at `path` atomically (what save_checkpoint writes per step).
+void write_checkpoint(const std::string& path, const Checkpoint& checkpoint);
+
 // Writes `dir`/step_<N>.pt atomically, points `dir`/latest to it and removes all but the newest
 // `keep` checkpoints. Returns the path written.
 std::string save_checkpoint(const std::string& dir, const Checkpoint& checkpoint, int keep);
