@@ -99,7 +99,7 @@ TEST(NvidiaImport, FixtureComputesNvidiasOutputs) {
   // The measured errors go to the test report (--gtest_output=xml) for docs and reviews.
   auto check = [](const char* what, const torch::Tensor& ours, const torch::Tensor& reference) {
     double error = fx::relative_error(ours, reference);
-    RecordProperty(std::string(what) + "_relative_error", std::to_string(error));
+    RecordProperty(std::string(what) + "_relative_error", fmt::format("{:.3g}", error));
     EXPECT_LE(error, 1e-5) << what;
   };
   check("mel", out.mel.transpose(1, 2), fx::array("expected_mel"));
