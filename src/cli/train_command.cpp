@@ -37,7 +37,14 @@ Runner setup_train(CLI::App& app) {
                  "run directory: config.yaml, metrics.jsonl, checkpoints/, plots/, samples/")
       ->required();
   app.add_option("--max-steps", args->train.max_steps, "stop after this many steps");
-  app.add_flag("--resume", args->train.resume, "continue from OUT/checkpoints/latest");
+  auto* resume =
+      app.add_flag("--resume", args->train.resume, "continue from OUT/checkpoints/latest");
+  app.add_option("--init-from", args->train.init_from,
+                 "warm start: the weights of this checkpoint (ours, or NVIDIA/tacotron2's), with "
+                 "a fresh optimizer and step count")
+      ->excludes(resume);
+  app.add_option("--init-skip", args->train.init_skip,
+                 "with --init-from: tensor name prefixes to leave initialized (e.g. embedding)");
   app.add_option("--nproc-per-node", args->nproc_per_node,
                  "spawn this many worker processes on this machine (default: one per visible "
                  "GPU, 1 on CPU)");

@@ -111,7 +111,7 @@ torch::Tensor bidirectional_lstm(torch::nn::LSTM& lstm, const torch::Tensor& x,
 }
 
 EncoderImpl::EncoderImpl(const config::ModelOptions& options)
-    : p_dropout_(options.p_encoder_dropout) {
+    : p_dropout_(options.p_encoder_dropout), zero_padding_(options.zero_padding_in_convolutions) {
   int64_t channels = options.encoder_embedding_dim;
   int64_t in = options.symbols_embedding_dim;
   for (int i = 0; i < options.encoder_n_convolutions; ++i) {
@@ -128,7 +128,10 @@ EncoderImpl::EncoderImpl(const config::ModelOptions& options)
 }
 
 torch::Tensor EncoderImpl::forward(const torch::Tensor& embedded, const torch::Tensor& lengths) {
-  torch::Tensor valid = valid_multiplier(lengths, embedded.size(1), embedded.options());
+  // NVIDIA's convolutions see the padding symbol's embedding (multiplier 1 everywhere).
+  torch::Tensor valid = zero_padding_
+                            ? valid_multiplier(lengths, embedded.size(1), embedded.options())
+                            : torch::ones({1, 1, 1}, embedded.options());
   torch::Tensor x = embedded.transpose(1, 2) * valid;  // [B, C, T]
   for (size_t i = 0; i < convolutions_.size(); ++i) {
     x = maybe_dropout(torch::relu(norms_[i](convolutions_[i](x))), p_dropout_, is_training()) *
@@ -401,7 +404,7 @@ std::pair<DecoderOutput, torch::Tensor> DecoderImpl::infer(const torch::Tensor& 
 // ---------------------------------------------------------------------------------------------
 
 PostnetImpl::PostnetImpl(const config::ModelOptions& options, int64_t n_mels)
-    : p_dropout_(options.p_postnet_dropout) {
+    : p_dropout_(options.p_postnet_dropout), zero_padding_(options.zero_padding_in_convolutions) {
   int n = options.postnet_n_convolutions;
   int64_t channels = options.postnet_embedding_dim;
   for (int i = 0; i < n; ++i) {
@@ -419,7 +422,7 @@ torch::Tensor PostnetImpl::forward(const torch::Tensor& mel, const torch::Tensor
   torch::Tensor valid = valid_multiplier(lengths, mel.size(1), mel.options());
   torch::Tensor x = mel.transpose(1, 2);
   for (size_t i = 0; i < convolutions_.size(); ++i) {
-    x = norms_[i](convolutions_[i](x * valid));
+    x = norms_[i](convolutions_[i](zero_padding_ ? x * valid : x));
     if (i + 1 < convolutions_.size()) x = torch::tanh(x);
     x = maybe_dropout(x, p_dropout_, is_training());
   }

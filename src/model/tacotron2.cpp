@@ -62,7 +62,12 @@ TacotronOutput Tacotron2Impl::finish(DecoderOutput decoded, const torch::Tensor&
                             .to(decoded.mel.dtype());
   TacotronOutput out;
   out.mel = decoded.mel * valid;
-  out.mel_postnet = out.mel + postnet_(out.mel, mel_lengths);
+  // NVIDIA's postnet sees the decoder's frames past the lengths too; both outputs are then masked.
+  if (options_.zero_padding_in_convolutions) {
+    out.mel_postnet = out.mel + postnet_(out.mel, mel_lengths);
+  } else {
+    out.mel_postnet = (decoded.mel + postnet_(decoded.mel, mel_lengths)) * valid;
+  }
   out.gate = decoded.gate;
   out.alignments = decoded.alignments;
   if (linear_head_) out.linear = linear_head_(out.mel_postnet, mel_lengths);

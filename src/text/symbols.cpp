@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <initializer_list>
+
 #include "tts/core/error.h"
 
 namespace tts::text {
@@ -20,10 +22,16 @@ const char* const kArpabet[] = {
     "NG",  "OW",  "OW0", "OW1", "OW2", "OY",  "OY0", "OY1", "OY2", "P",   "R",   "S",   "SH", "T",
     "TH",  "UH",  "UH0", "UH1", "UH2", "UW",  "UW0", "UW1", "UW2", "V",   "W",   "Y",   "Z",  "ZH"};
 
-std::vector<std::string> make_table(bool with_arpabet) {
-  std::vector<std::string> table{kPadSymbol, kEosSymbol};
-  for (const char* c = kPunctuation; *c; ++c) table.emplace_back(1, *c);
-  for (const char* c = kLetters; *c; ++c) table.emplace_back(1, *c);
+// NVIDIA/tacotron2's text/symbols.py: no end-of-sentence mark, '-' second, its own punctuation.
+constexpr char kNvidiaSpecial[] = "-";
+constexpr char kNvidiaPunctuation[] = "!'(),.:;? ";
+
+std::vector<std::string> make_table(std::vector<std::string> table,
+                                    std::initializer_list<const char*> character_groups,
+                                    bool with_arpabet) {
+  for (const char* group : character_groups) {
+    for (const char* c = group; *c; ++c) table.emplace_back(1, *c);
+  }
   if (with_arpabet) {
     for (const char* phoneme : kArpabet) table.push_back(std::string("@") + phoneme);
   }
@@ -32,15 +40,25 @@ std::vector<std::string> make_table(bool with_arpabet) {
 
 }  // namespace
 
-std::vector<std::string> symbol_set_names() { return {"english", "english_arpabet"}; }
+std::vector<std::string> symbol_set_names() { return {"english", "english_arpabet", "nvidia"}; }
 
 const std::vector<std::string>& symbol_table(const std::string& symbol_set) {
-  static const std::vector<std::string> english = make_table(false);
-  static const std::vector<std::string> english_arpabet = make_table(true);
+  static const std::vector<std::string> english =
+      make_table({kPadSymbol, kEosSymbol}, {kPunctuation, kLetters}, false);
+  static const std::vector<std::string> english_arpabet =
+      make_table({kPadSymbol, kEosSymbol}, {kPunctuation, kLetters}, true);
+  static const std::vector<std::string> nvidia =
+      make_table({kPadSymbol}, {kNvidiaSpecial, kNvidiaPunctuation, kLetters}, true);
   if (symbol_set == "english") return english;
   if (symbol_set == "english_arpabet") return english_arpabet;
+  if (symbol_set == "nvidia") return nvidia;
   throw UsageError(fmt::format("text.symbol_set = '{}': unknown symbol set; expected one of {}",
                                symbol_set, fmt::join(symbol_set_names(), ", ")));
+}
+
+bool has_eos(const std::string& symbol_set) {
+  const std::vector<std::string>& table = symbol_table(symbol_set);
+  return table.size() > 1 && table[1] == kEosSymbol;
 }
 
 int64_t symbol_count(const std::string& symbol_set) {

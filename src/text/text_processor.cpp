@@ -59,6 +59,7 @@ struct TextProcessor::State {
   std::array<int64_t, 128> ascii_ids{};                  // -1: not in the set
   std::unordered_map<std::string, int64_t> phoneme_ids;  // "AH0" -> id
   bool arpabet = false;
+  int64_t eos_id = -1;  // -1: the set has none (nvidia)
 
   mutable std::mutex mutex;
   mutable std::map<std::string, int64_t> dropped;
@@ -95,8 +96,10 @@ TextProcessor::TextProcessor(const config::TextOptions& options)
   TTS_USAGE_CHECK(options.unknown == "drop" || options.unknown == "error",
                   "config: text.unknown = '{}': expected drop or error", options.unknown);
   state_->symbols = &symbol_table(options.symbol_set);
+  state_->eos_id = has_eos(options.symbol_set) ? 1 : -1;
   state_->ascii_ids.fill(-1);
-  for (size_t id = 2; id < state_->symbols->size(); ++id) {  // pad and eos never come from text
+  // Padding and the end-of-sentence mark never come from text.
+  for (size_t id = state_->eos_id >= 0 ? 2 : 1; id < state_->symbols->size(); ++id) {
     const std::string& symbol = (*state_->symbols)[id];
     if (symbol.size() == 1) {
       state_->ascii_ids[static_cast<unsigned char>(symbol[0])] = static_cast<int64_t>(id);
@@ -177,7 +180,7 @@ std::vector<int64_t> TextProcessor::to_ids(const std::string& cleaned) const {
     state_->unknown(cleaned.substr(i, length), cleaned);
     i += length;
   }
-  ids.push_back(eos_id());
+  if (eos_id() >= 0) ids.push_back(eos_id());
   return ids;
 }
 
@@ -205,6 +208,8 @@ std::string TextProcessor::to_text(const std::vector<int64_t>& ids) const {
   if (in_phonemes) text += '}';
   return text;
 }
+
+int64_t TextProcessor::eos_id() const { return state_->eos_id; }
 
 int64_t TextProcessor::num_symbols() const { return static_cast<int64_t>(state_->symbols->size()); }
 

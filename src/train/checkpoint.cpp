@@ -145,8 +145,7 @@ void restore_rng(const Checkpoint& checkpoint, const torch::Device& device) {
   }
 }
 
-std::string save_checkpoint(const std::string& dir, const Checkpoint& checkpoint, int keep) {
-  fs::create_directories(dir);
+void write_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
   c10::Dict<std::string, at::Tensor> tensors;
   for (const auto& [name, tensor] : checkpoint.tensors) tensors.insert(name, tensor);
   c10::List<std::string> parameter_names;
@@ -172,10 +171,14 @@ std::string save_checkpoint(const std::string& dir, const Checkpoint& checkpoint
   for (const auto& [name, value] : checkpoint.metrics) metrics.insert(name, value);
   dict.insert("metrics", metrics);
   std::vector<char> bytes = torch::pickle_save(c10::IValue(dict));
+  write_file_atomic(path, std::string(bytes.begin(), bytes.end()));
+}
 
+std::string save_checkpoint(const std::string& dir, const Checkpoint& checkpoint, int keep) {
+  fs::create_directories(dir);
   std::string name = fmt::format("step_{:08d}.pt", checkpoint.state.step);
   std::string path = (fs::path(dir) / name).string();
-  write_file_atomic(path, std::string(bytes.begin(), bytes.end()));
+  write_checkpoint(path, checkpoint);
 
   fs::path latest = fs::path(dir) / "latest";
   fs::path temporary_link = fs::path(dir) / ("latest.tmp." + std::to_string(getpid()));

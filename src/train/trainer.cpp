@@ -27,6 +27,7 @@
 #include "tts/train/r_schedule.h"
 #include "tts/train/reporting.h"
 #include "tts/train/validation.h"
+#include "tts/train/warm_start.h"
 
 namespace tts::train {
 namespace fs = std::filesystem;
@@ -112,6 +113,10 @@ Run::Run(const config::Config& config, const TrainArgs& args, dist::Communicator
                                 .eps(config.train.adam_eps)
                                 .weight_decay(config.train.weight_decay));
 
+  if (!args.init_from.empty()) {
+    std::string summary = warm_start(*model_, args.init_from, args.init_skip);
+    if (is_root()) log_->info("{}", summary);
+  }
   if (args.resume) {
     std::string from;
     Checkpoint checkpoint = load_newest_checkpoint(args.run_dir + "/checkpoints", &from);

@@ -17,10 +17,12 @@ namespace tts::test {
 
 inline const std::string kTiny = std::string(TTS_SOURCE_DIR) + "/configs/tiny.yaml";
 
-// Dropout off and BatchNorm frozen (batch statistics are per rank, as in PyTorch DDP without
-// SyncBatchNorm), so that runs can be compared exactly.
+// Dropout off, BatchNorm frozen (batch statistics are per rank, as in PyTorch DDP without
+// SyncBatchNorm) and padding zeroed before convolutions (NVIDIA's convolutions see it, and each
+// rank pads its share of the batch to its own longest item), so that runs can be compared exactly.
 inline const std::string kExact =
-    " --set train.freeze_batch_norm=true --set model.p_prenet_dropout=0 --set "
+    " --set train.freeze_batch_norm=true --set model.zero_padding_in_convolutions=true"
+    " --set model.p_prenet_dropout=0 --set "
     "model.p_attention_dropout=0"
     " --set model.p_decoder_dropout=0 --set model.p_encoder_dropout=0"
     " --set model.p_postnet_dropout=0 --set train.val_interval=1000"

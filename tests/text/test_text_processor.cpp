@@ -29,13 +29,15 @@ TEST(Symbols, TablesHavePadAndEosFirstAndNoDuplicates) {
     const auto& table = tts::text::symbol_table(name);
     ASSERT_GT(table.size(), 2u);
     EXPECT_EQ(table[0], "_");
-    EXPECT_EQ(table[1], "~");
+    EXPECT_EQ(table[1] == "~", tts::text::has_eos(name)) << name;
+    EXPECT_EQ(tts::text::has_eos(name), name != "nvidia") << name;
     EXPECT_EQ(std::set<std::string>(table.begin(), table.end()).size(), table.size()) << name;
     EXPECT_EQ(tts::text::symbol_count(name), static_cast<int64_t>(table.size()));
   }
   // pad, eos, 12 punctuation marks and space, 52 letters; plus 84 ARPAbet phonemes.
   EXPECT_EQ(tts::text::symbol_count("english"), 2 + 12 + 52);
   EXPECT_EQ(tts::text::symbol_count("english_arpabet"), 2 + 12 + 52 + 84);
+  EXPECT_EQ(tts::text::symbol_count("nvidia"), 148);
   EXPECT_THROW(tts::text::symbol_count("klingon"), tts::UsageError);
 }
 

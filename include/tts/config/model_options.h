@@ -31,6 +31,7 @@ struct ModelOptions {
   int postnet_kernel_size = 5;
   int postnet_n_convolutions = 5;
   double p_postnet_dropout = 0.5;
+  bool zero_padding_in_convolutions = false;
   bool predict_linear = false;
   int cbhg_kernels = 8;
   int cbhg_conv_channels = 128;
@@ -64,6 +65,10 @@ struct ModelOptions {
     v("postnet_kernel_size", postnet_kernel_size, "postnet convolution kernel (odd)");
     v("postnet_n_convolutions", postnet_n_convolutions, "postnet layers");
     v("p_postnet_dropout", p_postnet_dropout, "dropout after each postnet convolution");
+    v("zero_padding_in_convolutions", zero_padding_in_convolutions,
+      "zero padded positions before each encoder and postnet convolution, so that an item's "
+      "outputs do not depend on the batch's padding; false: as NVIDIA's model.py (parity with "
+      "its checkpoints), where they see the padding's values");
     v("predict_linear", predict_linear, "add a CBHG head predicting linear targets from mels");
     v("cbhg_kernels", cbhg_kernels, "CBHG: convolution bank kernel sizes 1..K");
     v("cbhg_conv_channels", cbhg_conv_channels, "CBHG: channels of each bank convolution");

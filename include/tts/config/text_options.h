@@ -20,9 +20,9 @@ struct TextOptions {
       "cleaners applied in order (basic_cleaners, "
       "transliteration_cleaners, english_cleaners)");
     v("symbol_set", symbol_set,
-      "symbol table: english (letters, punctuation) or "
-      "english_arpabet (plus ARPAbet phonemes)",
-      Choices{"english", "english_arpabet"});
+      "symbol table: english (letters, punctuation), "
+      "english_arpabet (plus ARPAbet phonemes) or nvidia (NVIDIA/tacotron2's 148 symbols)",
+      Choices{"english", "english_arpabet", "nvidia"});
     v("unknown", unknown, "characters outside the symbol set: drop (warn once each) or error",
       Choices{"drop", "error"});
   }

@@ -49,9 +49,11 @@ torch::Tensor bidirectional_lstm(torch::nn::LSTM& lstm, const torch::Tensor& x,
                                  const torch::Tensor& lengths);
 
 // Encoder: `encoder_n_convolutions` x (Conv1d + BatchNorm + ReLU + dropout), then a BiLSTM of
-// encoder_embedding_dim/2 units per direction over the packed sequences. Padded positions are
-// zeroed before every convolution, so an item's output does not depend on how much padding the
-// batch gives it (in eval mode; BatchNorm's batch statistics do in training mode).
+// encoder_embedding_dim/2 units per direction over the packed sequences. With
+// zero_padding_in_convolutions, padded positions are zeroed before every convolution, so an
+// item's output does not depend on how much padding the batch gives it (in eval mode; BatchNorm's
+// batch statistics do in training mode); without, as NVIDIA's, the convolutions see the padding
+// symbol's embedding.
 class EncoderImpl : public torch::nn::Module {
  public:
   explicit EncoderImpl(const config::ModelOptions& options);
@@ -64,6 +66,7 @@ class EncoderImpl : public torch::nn::Module {
   std::vector<torch::nn::BatchNorm1d> norms_;
   torch::nn::LSTM lstm_{nullptr};
   double p_dropout_;
+  bool zero_padding_;
 };
 TORCH_MODULE(Encoder);
 
@@ -216,8 +219,9 @@ class DecoderImpl : public torch::nn::Module {
 TORCH_MODULE(Decoder);
 
 // Postnet: `postnet_n_convolutions` x (Conv1d + BatchNorm), tanh on all but the last, dropout
-// after each. Predicts a residual added to the decoder's mel. Padded frames are zeroed before
-// every convolution, as in the encoder.
+// after each. Predicts a residual added to the decoder's mel. With zero_padding_in_convolutions,
+// padded frames are zeroed before every convolution, as in the encoder; without, as NVIDIA's, the
+// convolutions see what the decoder produced there.
 class PostnetImpl : public torch::nn::Module {
  public:
   PostnetImpl(const config::ModelOptions& options, int64_t n_mels);
@@ -228,6 +232,7 @@ class PostnetImpl : public torch::nn::Module {
   std::vector<torch::nn::Conv1d> convolutions_;
   std::vector<torch::nn::BatchNorm1d> norms_;
   double p_dropout_;
+  bool zero_padding_;
 };
 TORCH_MODULE(Postnet);
 

@@ -22,13 +22,13 @@ class TextProcessor {
   TextProcessor(const TextProcessor&) = delete;
   TextProcessor& operator=(const TextProcessor&) = delete;
 
-  // Applies the cleaner chain. With the english_arpabet set, "{...}" phoneme groups pass through
+  // Applies the cleaner chain. With a set that has ARPAbet, "{...}" phoneme groups pass through
   // uncleaned.
   std::string clean(const std::string& raw) const;
 
-  // Ids of the cleaned text, ending with eos_id(). A character outside the symbol set is dropped
-  // (one warning per distinct character, then counted; see dropped_characters()) or, with
-  // text.unknown = error, throws tts::Error naming it.
+  // Ids of the cleaned text, ending with eos_id() when the set has one. A character outside the
+  // symbol set is dropped (one warning per distinct character, then counted; see
+  // dropped_characters()) or, with text.unknown = error, throws tts::Error naming it.
   std::vector<int64_t> to_ids(const std::string& cleaned) const;
 
   // clean() then to_ids().
@@ -40,7 +40,8 @@ class TextProcessor {
 
   int64_t num_symbols() const;
   int64_t pad_id() const { return 0; }
-  int64_t eos_id() const { return 1; }
+  // 1, or -1 for a set without an end-of-sentence mark (nvidia: NVIDIA's ids end with the text).
+  int64_t eos_id() const;
 
   // Characters dropped so far (UTF-8) and how often.
   std::map<std::string, int64_t> dropped_characters() const;

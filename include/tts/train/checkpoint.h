@@ -62,6 +62,9 @@ void restore_optimizer(const Checkpoint& checkpoint, torch::optim::Optimizer& op
 // generator state, that device's generator.
 void restore_rng(const Checkpoint& checkpoint, const torch::Device& device);
 
+// Writes one checkpoint file at `path` atomically (what save_checkpoint writes per step).
+void write_checkpoint(const std::string& path, const Checkpoint& checkpoint);
+
 // Writes `dir`/step_<N>.pt atomically, points `dir`/latest to it and removes all but the newest
 // `keep` checkpoints. Returns the path written.
 std::string save_checkpoint(const std::string& dir, const Checkpoint& checkpoint, int keep);

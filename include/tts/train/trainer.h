@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tts/config/config.h"
 
@@ -18,6 +19,8 @@ struct TrainArgs {
   std::string run_dir;     // RUN/: config.yaml, metrics.jsonl, checkpoints/, plots/, samples/
   bool resume = false;     // continue from RUN/checkpoints/latest
   int64_t max_steps = -1;  // overrides train.max_steps when >= 0
+  std::string init_from;   // warm start: weights of this checkpoint (ours or NVIDIA's), fresh step
+  std::vector<std::string> init_skip;  // name prefixes init_from does not fill
 };
 
 // Trains until train.max_steps / train.max_epochs or a stop request (SIGINT/SIGTERM, which ends

@@ -1,0 +1,60 @@
+// tts-train gta: ground-truth-aligned (teacher-forced) postnet mels of a feature store, for
+// fine-tuning WaveGlow or HiFi-GAN on what the model produces. --nproc-per-node N splits the
+// utterances over N worker processes (no communication: each writes its own files).
+#include <torch/torch.h>
+
+#include "tts/cli/command.h"
+#include "tts/core/logging.h"
+#include "tts/dist/launcher.h"
+#include "tts/dist/rank_info.h"
+#include "tts/train/gta.h"
+
+namespace tts::cli {
+namespace {
+
+struct GtaArgs {
+  train::GtaRequest request;
+  int nproc_per_node = 1;
+};
+
+Runner setup_gta(CLI::App& app) {
+  auto args = std::make_shared<GtaArgs>();
+  app.add_option("--checkpoint", args->request.checkpoint,
+                 "checkpoint file, RUN/checkpoints/latest or run directory (NVIDIA's: convert it "
+                 "first with tts-train convert --from nvidia)")
+      ->required();
+  app.add_option("--data", args->request.data_dir, "feature store written by tts-train preprocess")
+      ->required();
+  app.add_option("--out", args->request.out_dir, "output directory: ID.npy, filelist.txt")
+      ->required();
+  app.add_option("--wavs", args->request.wavs_dir,
+                 "the LJSpeech-format corpus the store was made from (filelist.txt pairs "
+                 "CORPUS/wavs/ID.wav with each mel)")
+      ->required();
+  app.add_option("--nproc-per-node", args->nproc_per_node,
+                 "worker processes on this machine (one per GPU)");
+  return [args]() {
+    dist::RankInfo rank = dist::RankInfo::from_env();
+    if (!rank.distributed() && args->nproc_per_node > 1) {
+      return dist::launch_workers(args->nproc_per_node,
+                                  dist::worker_command_line("--nproc-per-node"),
+                                  config::DistributedOptions{});
+    }
+    log::setup({"info", rank.rank, rank.world_size});
+    train::GtaRequest request = args->request;
+    request.rank = rank.rank;
+    request.world_size = rank.world_size;
+    request.local_rank = rank.local_rank;
+    train::run_gta(request);
+    return 0;
+  };
+}
+
+}  // namespace
+
+TTS_REGISTER_COMMAND("gta",
+                     "ground-truth-aligned mels of a feature store (teacher forcing), for "
+                     "vocoder fine-tuning",
+                     45, setup_gta);
+
+}  // namespace tts::cli

@@ -1,0 +1,117 @@
+#include "tts/train/gta.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "tts/core/error.h"
+#include "tts/core/fs.h"
+#include "tts/core/logging.h"
+#include "tts/core/npy.h"
+#include "tts/data/batch.h"
+#include "tts/data/feature_store.h"
+#include "tts/data/ljspeech.h"
+#include "tts/model/tacotron2.h"
+#include "tts/text/text_processor.h"
+#include "tts/train/checkpoint.h"
+
+namespace tts::train {
+namespace fs = std::filesystem;
+namespace {
+
+// Whether out/ID.npy is already a complete [n_mels, frames] float32 array.
+bool already_done(const std::string& path, int64_t n_mels, int64_t frames) {
+  if (!fs::exists(path)) return false;
+  try {
+    NpyHeader header = read_npy_header(path);
+    return header.dtype == "<f4" && header.shape == std::vector<int64_t>{n_mels, frames} &&
+           fs::file_size(path) == header.data_offset + static_cast<size_t>(n_mels * frames * 4);
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+GtaSummary run_gta(const GtaRequest& request) {
+  auto log = log::get("gta");
+  std::string source;
+  Checkpoint checkpoint = load_newest_checkpoint(request.checkpoint, &source);
+  config::Config config = config::parse_config(checkpoint.config_yaml, source + " (config)");
+  data::FeatureStore store = data::FeatureStore::open(request.data_dir, config);
+  if (config.audio.trim && request.rank == 0) {
+    log->warn(
+        "audio.trim is true: the store's mels start after the trimmed silence, so they do "
+        "not align with the WAVs in the filelist; make the store with audio.trim: false for "
+        "vocoder fine-tuning");
+  }
+  text::TextProcessor text(config.text);
+  int64_t n_linear = config.model.predict_linear ? config.audio.n_linear() : 0;
+  model::Tacotron2 model(config.model, text.num_symbols(), config.audio.n_mels, n_linear);
+  restore_model(checkpoint, *model, source);
+  bool cuda = config.train.device != "cpu" && torch::cuda::is_available();
+  torch::Device device =
+      cuda ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(request.local_rank))
+           : torch::Device(torch::kCPU);
+  model->to(device);
+  model->eval();
+
+  std::vector<data::Utterance> all = store.train();
+  all.insert(all.end(), store.val().begin(), store.val().end());
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  fs::create_directories(request.out_dir);
+  auto mel_path = [&](const std::string& id) {
+    return (fs::path(request.out_dir) / (id + ".npy")).string();
+  };
+  if (request.rank == 0) {
+    std::string filelist;
+    for (const auto& u : all) {
+      filelist += data::ljspeech_wav_path(request.wavs_dir, u.id) + "|" + mel_path(u.id) + "\n";
+    }
+    write_file_atomic((fs::path(request.out_dir) / "filelist.txt").string(), filelist);
+  }
+
+  GtaSummary summary;
+  std::vector<data::Example> todo;
+  for (size_t i = static_cast<size_t>(request.rank); i < all.size();
+       i += static_cast<size_t>(request.world_size)) {
+    const data::Utterance& u = all[i];
+    if (already_done(mel_path(u.id), config.audio.n_mels, u.n_frames)) {
+      ++summary.reused;
+      continue;
+    }
+    NpyArray mel = read_npy(u.mel_path);
+    todo.push_back({u.id,
+                    text.to_ids(u.text),
+                    torch::from_blob(mel.data.data(), mel.shape, torch::kFloat32).clone(),
+                    {}});
+  }
+  // Longest text first, as the batches NVIDIA's collate makes (its convolutions see the padding).
+  std::stable_sort(todo.begin(), todo.end(),
+                   [](const auto& a, const auto& b) { return a.text.size() > b.text.size(); });
+  torch::NoGradGuard no_grad;
+  size_t batch_size = static_cast<size_t>(std::max(config.train.batch_size, 1));
+  for (size_t start = 0; start < todo.size(); start += batch_size) {
+    std::vector<data::Example> examples(
+        todo.begin() + static_cast<std::ptrdiff_t>(start),
+        todo.begin() + static_cast<std::ptrdiff_t>(std::min(todo.size(), start + batch_size)));
+    data::Batch batch =
+        data::collate(std::move(examples), config.model.n_frames_per_step).to(device);
+    model::TacotronOutput out =
+        model->forward(batch.text, batch.text_lengths, batch.mel, batch.mel_lengths);
+    torch::Tensor mels = out.mel_postnet.to(torch::kCPU);
+    for (int64_t b = 0; b < batch.size(); ++b) {
+      int64_t frames = batch.mel_lengths[b].item<int64_t>();
+      torch::Tensor mel = mels[b].narrow(0, 0, frames).t().contiguous();  // [n_mels, frames]
+      write_npy(mel_path(batch.ids[static_cast<size_t>(b)]), mel.data_ptr<float>(),
+                mel.sizes().vec());
+      ++summary.written;
+    }
+  }
+  log->info("rank {}: {} ground-truth-aligned mels written to {}, {} already there", request.rank,
+            summary.written, request.out_dir, summary.reused);
+  return summary;
+}
+
+}  // namespace tts::train

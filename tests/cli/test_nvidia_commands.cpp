@@ -1,0 +1,205 @@
+// The NVIDIA/tacotron2 commands through the real CLI: convert (import, export, refusals, and the
+// exported file loaded by Python's torch when the project's venv has it), train --init-from, and
+// gta on the NVIDIA reference made into a feature store.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "../data/store/make_store.h"
+#include "../train/nvidia_fixture.h"
+#include "cli_test_util.h"
+#include "tts/text/text_processor.h"
+
+namespace fs = std::filesystem;
+namespace fx = nvidia_fixture;
+using tts::test::run_cli;
+
+namespace {
+
+const std::string kPython = std::string(TTS_SOURCE_DIR) + "/.deps/torch-2.11.0/bin/python";
+
+// The fixture's three utterances as a feature store (ids nv0..nv2, mels from mels.npy cut to
+// output_lengths), the first one the validation set.
+std::string fixture_store(const std::string& dir) {
+  tts::config::Config config = fx::config();
+  tts::text::TextProcessor text(config.text);
+  torch::Tensor mels = fx::array("mels");
+  torch::Tensor lengths = fx::array("output_lengths").to(torch::kInt64);
+  std::vector<tts::test::StoreUtterance> utterances;
+  std::ifstream in(fx::kDir + "/sentences.txt");
+  std::string sentence;
+  for (int k = 0; k < 3 && std::getline(in, sentence); ++k) {
+    utterances.push_back(
+        {"nv" + std::to_string(k), lengths[k].item<int64_t>(), text.clean(sentence)});
+  }
+  tts::test::make_store(dir, config, utterances, 1);
+  for (int k = 0; k < 3; ++k) {
+    torch::Tensor mel = mels[k].narrow(1, 0, lengths[k].item<int64_t>()).t().contiguous();
+    tts::write_npy(dir + "/mels/nv" + std::to_string(k) + ".npy", mel.data_ptr<float>(),
+                   mel.sizes().vec());
+  }
+  return dir;
+}
+
+// name -> l2 of every tensor of a checkpoint, via `inspect --json`.
+std::map<std::string, double> tensor_norms(const std::string& checkpoint) {
+  tts::test::CliResult result = run_cli("inspect --json " + checkpoint);
+  EXPECT_EQ(result.exit_code, 0) << checkpoint;
+  std::map<std::string, double> norms;
+  for (const auto& tensor : YAML::Load(result.output)["tensors"]) {
+    norms[tensor["name"].as<std::string>()] = tensor["l2"].as<double>();
+  }
+  return norms;
+}
+
+std::string import_fixture(const std::string& dir, const std::string& extra = "") {
+  std::string out = dir + "/imported.pt";
+  tts::test::CliResult result = run_cli(
+      "convert --from nvidia " + fx::kCheckpoint + " --config " + fx::kConfig +
+          " --set model.p_prenet_dropout=0 --set train.batch_size=3 " + extra + " --out " + out,
+      true);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  return out;
+}
+
+}  // namespace
+
+TEST(ConvertCommand, ImportsAndExportsNvidiasFormat) {
+  std::string dir = tts::test::fresh_dir("convert");
+  std::string imported = import_fixture(dir);
+  EXPECT_EQ(tensor_norms(imported).size(), 84u);
+
+  std::string exported = dir + "/nvidia.pt";
+  tts::test::CliResult result =
+      run_cli("convert --to nvidia " + imported + " --out " + exported, true);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("n_symbols=148,symbols_embedding_dim=32"), std::string::npos)
+      << result.output;
+  std::ifstream hparams(exported + ".hparams");
+  std::string line;
+  std::getline(hparams, line);
+  EXPECT_NE(line.find("attention_location_kernel_size=7"), std::string::npos) << line;
+
+  if (!fs::exists(kPython)) {
+    GTEST_SKIP() << "no Python with torch at " << kPython
+                 << " (scripts/setup.sh --torch pip installs it): the exported file was not "
+                    "loaded by Python";
+  }
+  // What NVIDIA's load_state_dict(torch.load(FILE)['state_dict'], strict=True) checks: the same
+  // names and shapes as NVIDIA's own state dict (the fixture's), here also the same values.
+  std::string script = dir + "/check.py";
+  std::ofstream(script) << "import sys, torch\n"
+                           "ours = torch.load(sys.argv[1])['state_dict']\n"
+                           "theirs = torch.load(sys.argv[2], weights_only=False)['state_dict']\n"
+                           "assert list(sorted(ours)) == list(sorted(theirs)), set(ours) ^ "
+                           "set(theirs)\n"
+                           "for k in theirs: assert torch.equal(ours[k], theirs[k]), k\n"
+                           "print('strict load ok', len(ours))\n";
+  result = tts::test::CliResult{0, ""};
+  std::string command = kPython + " " + script + " " + exported + " " + fx::kCheckpoint + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  char buffer[4096];
+  std::string output;
+  while (fgets(buffer, sizeof buffer, pipe) != nullptr) output += buffer;
+  EXPECT_EQ(pclose(pipe), 0) << output;
+  EXPECT_NE(output.find("strict load ok 84"), std::string::npos) << output;
+}
+
+TEST(ConvertCommand, RefusalsNameTheReason) {
+  std::string dir = tts::test::fresh_dir("convert_refusals");
+  tts::test::CliResult result =
+      run_cli("convert --from nvidia " + fx::kCheckpoint + " --config " + fx::kConfig +
+                  " --set model.decoder_rnn_dim=512 --out " + dir + "/x.pt",
+              true);
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.output.find("model.decoder_rnn_dim is 512 but the checkpoint's "
+                               "decoder.decoder_rnn.weight_hh has 256 rows: use 64"),
+            std::string::npos)
+      << result.output;
+  EXPECT_FALSE(fs::exists(dir + "/x.pt"));
+
+  std::string imported = import_fixture(dir, "--set model.n_frames_per_step=1");
+  result = run_cli(
+      "convert --from nvidia " + imported + " --config " + fx::kConfig + " --out " + dir + "/y.pt",
+      true);
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_NE(result.output.find("is a tts-train checkpoint"), std::string::npos) << result.output;
+
+  result = run_cli("convert " + imported + " --out " + dir + "/z.pt", true);
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.output.find("--from nvidia"), std::string::npos) << result.output;
+}
+
+TEST(TrainInitFrom, WarmStartsFromNvidiasFileSkippingTheNamedTensors) {
+  std::string dir = tts::test::fresh_dir("init_from");
+  std::string store = fixture_store(dir + "/feats");
+  // A learning rate of 1e-12 (Adam moves each weight by about that) and frozen BatchNorm: one
+  // step leaves the warm-started weights as they were, to the test's tolerance.
+  std::string common = "train --config " + fx::kConfig + " --data " + store +
+                       " --max-steps 1 --set train.batch_size=2 --set train.learning_rate=1e-12 "
+                       "--set train.freeze_batch_norm=true --set logging.samples=false "
+                       "--set train.device=cpu ";
+  tts::test::CliResult result = run_cli(
+      common + "--out " + dir + "/run --init-from " + fx::kCheckpoint + " --init-skip embedding",
+      true);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("skipped: embedding.weight"), std::string::npos) << result.output;
+  std::map<std::string, double> reference = tensor_norms(import_fixture(dir));
+  std::map<std::string, double> trained = tensor_norms(dir + "/run/checkpoints/latest");
+  ASSERT_EQ(trained.size(), reference.size());
+  for (const auto& [name, l2] : reference) {
+    if (name == "embedding.weight") {
+      EXPECT_NE(trained[name], l2);
+    } else if (name.find("num_batches_tracked") == std::string::npos) {
+      EXPECT_NEAR(trained[name], l2, 1e-6 * (1 + l2)) << name;
+    }
+  }
+  EXPECT_EQ(YAML::Load(run_cli("inspect --json " + dir + "/run/checkpoints/latest").output)["step"]
+                .as<int>(),
+            1);
+
+  result = run_cli(common + "--out " + dir + "/bad --set model.decoder_rnn_dim=32 --init-from " +
+                       fx::kCheckpoint,
+                   true);
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_NE(result.output.find("decoder.decoder_rnn.weight_hh (checkpoint 256x64, model 128x32"),
+            std::string::npos)
+      << result.output;
+}
+
+TEST(GtaCommand, WritesNvidiasPostnetMelsResumably) {
+  std::string dir = tts::test::fresh_dir("gta");
+  std::string store = fixture_store(dir + "/feats");
+  std::string imported = import_fixture(dir);
+  std::string gta =
+      "gta --checkpoint " + imported + " --data " + store + " --out " + dir + "/gta --wavs /corpus";
+  tts::test::CliResult result = run_cli(gta, true);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  torch::Tensor expected = fx::array("expected_mel_postnet");
+  torch::Tensor lengths = fx::array("output_lengths").to(torch::kInt64);
+  for (int k = 0; k < 3; ++k) {
+    tts::NpyArray mel = tts::read_npy(dir + "/gta/nv" + std::to_string(k) + ".npy");
+    int64_t frames = lengths[k].item<int64_t>();
+    ASSERT_EQ(mel.shape, (std::vector<int64_t>{80, frames}));
+    torch::Tensor ours = torch::tensor(mel.data).reshape({80, frames});
+    EXPECT_LE(fx::relative_error(ours, expected[k].narrow(1, 0, frames)), 1e-5) << k;
+  }
+  std::ifstream filelist(dir + "/gta/filelist.txt");
+  std::string line;
+  std::vector<std::string> lines;
+  while (std::getline(filelist, line)) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0], "/corpus/wavs/nv0.wav|" + dir + "/gta/nv0.npy");
+
+  // Resumable: a second run keeps the complete files and redoes a truncated one.
+  fs::resize_file(dir + "/gta/nv1.npy", 100);
+  result = run_cli(gta, true);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("1 ground-truth-aligned mels written"), std::string::npos)
+      << result.output;
+  EXPECT_NE(result.output.find("2 already there"), std::string::npos) << result.output;
+  EXPECT_EQ(tts::read_npy(dir + "/gta/nv1.npy").shape, (std::vector<int64_t>{80, 624}));
+}
