@@ -98,7 +98,7 @@ Runner setup_dist_selftest(CLI::App& app) {
       config::DistributedOptions options;
       options.timeout_s = args->timeout_s;
       return dist::launch_workers(args->nproc_per_node,
-                                  dist::worker_command_line("--nproc-per-node"), options);
+                                  dist::worker_command_line({"--nproc-per-node"}), options);
     }
     return run_worker(*args);
   };

@@ -7,10 +7,12 @@
 #include <filesystem>
 
 #include "tts/cli/command.h"
+#include "tts/core/error.h"
 #include "tts/core/logging.h"
 #include "tts/dist/communicator.h"
 #include "tts/dist/launcher.h"
 #include "tts/dist/rank_info.h"
+#include "tts/train/checkpoint.h"
 #include "tts/train/trainer.h"
 
 namespace tts::cli {
@@ -20,6 +22,9 @@ struct TrainCommandArgs {
   ConfigArgs config;
   train::TrainArgs train;
   int nproc_per_node = 0;
+  int max_restarts = 0;
+  CLI::Option* resume_option = nullptr;
+  std::string resume;  // "" (bare --resume: latest) or "auto"
   std::string backend;
   bool process_group = false;
 };
@@ -37,12 +42,19 @@ Runner setup_train(CLI::App& app) {
                  "run directory: config.yaml, metrics.jsonl, checkpoints/, plots/, samples/")
       ->required();
   app.add_option("--max-steps", args->train.max_steps, "stop after this many steps");
-  auto* resume =
-      app.add_flag("--resume", args->train.resume, "continue from OUT/checkpoints/latest");
+  args->resume_option =
+      app.add_option("--resume", args->resume,
+                     "continue from OUT/checkpoints/latest; `--resume auto`: only if OUT has a "
+                     "checkpoint, else start fresh (for restarts by torchrun or --max-restarts)")
+          ->expected(0, 1)
+          ->check(CLI::IsMember({"auto"}));
+  app.add_option("--max-restarts", args->max_restarts,
+                 "with --nproc-per-node: restart all workers up to N times after a failure "
+                 "(needs --resume auto)");
   app.add_option("--init-from", args->train.init_from,
                  "warm start: the weights of this checkpoint (ours, or NVIDIA/tacotron2's), with "
                  "a fresh optimizer and step count")
-      ->excludes(resume);
+      ->excludes(args->resume_option);
   app.add_option("--init-skip", args->train.init_skip,
                  "with --init-from: tensor name prefixes to leave initialized (e.g. embedding)");
   app.add_option("--nproc-per-node", args->nproc_per_node,
@@ -61,21 +73,47 @@ Runner setup_train(CLI::App& app) {
                                                              : config.distributed.backend);
     dist::RankInfo rank = dist::RankInfo::from_env();
     int nproc = args->nproc_per_node > 0 ? args->nproc_per_node : std::max(1, visible_gpus());
+    const bool resume_auto = args->resume_option->count() > 0 && args->resume == "auto";
     if (!rank.distributed() && nproc > 1) {
       // The launcher: re-run this command line as N workers with the torchrun environment.
-      std::vector<std::string> worker_argv = dist::worker_command_line("--nproc-per-node");
-      return dist::launch_workers(nproc, worker_argv, config.distributed);
+      TTS_USAGE_CHECK(args->max_restarts == 0 || resume_auto,
+                      "--max-restarts {} needs --resume auto, or every restart would start the "
+                      "run over",
+                      args->max_restarts);
+      std::vector<std::string> worker_argv =
+          dist::worker_command_line({"--nproc-per-node", "--max-restarts"});
+      return dist::launch_workers(nproc, worker_argv, config.distributed, args->max_restarts,
+                                  args->train.run_dir + "/logs");
     }
     log::setup({config.logging.level, rank.rank, rank.world_size});
     std::filesystem::create_directories(args->train.run_dir);
     if (rank.rank == 0) log::add_file(args->train.run_dir + "/train.log");
-    train::install_stop_handlers();
-    std::unique_ptr<dist::Communicator> comm = dist::make_communicator(
-        rank, config.distributed, backend, config.train.device, args->process_group);
-    if (rank.distributed() && comm->device().is_cpu()) {
-      torch::set_num_threads(config.distributed.threads_per_rank);
+    // Every rank's own failures stay in the run directory, also those of ranks on other hosts.
+    std::filesystem::create_directories(args->train.run_dir + "/logs");
+    log::add_file(fmt::format("{}/logs/rank_{}.log", args->train.run_dir, rank.rank), "warn");
+    const std::string checkpoints = args->train.run_dir + "/checkpoints";
+    args->train.resume = resume_auto ? std::filesystem::is_directory(checkpoints) &&
+                                           !train::checkpoint_files(checkpoints).empty()
+                                     : args->resume_option->count() > 0;
+    if (resume_auto && !args->train.resume && rank.rank == 0) {
+      log::get("train")->info("--resume auto: no checkpoint in {}/checkpoints yet: starting fresh",
+                              args->train.run_dir);
     }
-    return train::train(config, args->train, *comm);
+    train::install_stop_handlers();
+    try {
+      std::unique_ptr<dist::Communicator> comm = dist::make_communicator(
+          rank, config.distributed, backend, config.train.device, args->process_group);
+      if (rank.distributed() && comm->device().is_cpu()) {
+        torch::set_num_threads(config.distributed.threads_per_rank);
+      }
+      return train::train(config, args->train, *comm);
+    } catch (const UsageError&) {
+      throw;
+    } catch (const Error& e) {
+      if (!rank.distributed()) throw;
+      throw Error(fmt::format("{} (every rank's warnings and errors: {}/logs/rank_<K>.log)",
+                              e.what(), args->train.run_dir));
+    }
   };
 }
 

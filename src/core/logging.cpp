@@ -58,10 +58,13 @@ void setup(const LogSetup& setup) {
   for (auto& logger : s.loggers) apply(s, *logger);
 }
 
-void add_file(const std::string& path) {
+void add_file(const std::string& path, const std::string& min_level) {
+  const spdlog::level::level_enum level = parse_level(min_level);
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
-  s.sinks.push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>(path));
+  auto sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(path);
+  sink->set_level(level);
+  s.sinks.push_back(sink);
   for (auto& logger : s.loggers) apply(s, *logger);
 }
 

@@ -162,7 +162,7 @@ int pick_free_port(const std::string& addr) {
   return ntohs(sa.sin_port);
 }
 
-std::vector<std::string> worker_command_line(const std::string& option) {
+std::vector<std::string> worker_command_line(const std::vector<std::string>& options) {
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
   const std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::vector<std::string> args;
@@ -178,36 +178,29 @@ std::vector<std::string> worker_command_line(const std::string& option) {
   if (n > 0) args[0] = std::string(exe, static_cast<size_t>(n));
   std::vector<std::string> out{args[0]};
   for (size_t i = 1; i < args.size(); ++i) {
-    if (args[i] == option) {
-      ++i;  // and its value
-      continue;
+    bool launcher_option = false;
+    for (const auto& option : options) {
+      if (args[i] == option) {
+        ++i;  // and its value
+        launcher_option = true;
+      } else if (args[i].rfind(option + "=", 0) == 0) {
+        launcher_option = true;
+      }
+      if (launcher_option) break;
     }
-    if (args[i].rfind(option + "=", 0) == 0) continue;
-    out.push_back(args[i]);
+    if (!launcher_option) out.push_back(args[i]);
   }
   return out;
 }
 
-int launch_workers(int nproc, const std::vector<std::string>& worker_argv,
-                   const config::DistributedOptions& options) {
-  TTS_USAGE_CHECK(nproc >= 1, "--nproc-per-node {}: expected at least 1", nproc);
-  TTS_CHECK(!worker_argv.empty(), "launcher: no worker command");
+namespace {
+
+// Starts `nproc` workers and supervises them until all have exited (see launch_workers). Returns
+// the rank that failed first, or -1 when all exited 0; `workers` keeps their statuses.
+int run_workers(int nproc, const std::vector<std::string>& worker_argv, const std::string& addr,
+                int port, const config::DistributedOptions& options, std::vector<Worker>& workers) {
   auto log = log::get("launcher");
-  const std::string addr = options.master_addr;
-  const int port = options.master_port > 0 ? options.master_port : pick_free_port(addr);
-  log->info("starting {} workers (rendezvous {}:{}): {}", nproc, addr, port,
-            fmt::join(worker_argv, " "));
-
-  g_signals_received = 0;
-  struct sigaction action {};
-  action.sa_handler = on_signal;
-  sigemptyset(&action.sa_mask);
-  struct sigaction old_int {
-  }, old_term{};
-  ::sigaction(SIGINT, &action, &old_int);
-  ::sigaction(SIGTERM, &action, &old_term);
-
-  std::vector<Worker> workers(static_cast<size_t>(nproc));
+  workers.assign(static_cast<size_t>(nproc), Worker{});
   for (int r = 0; r < nproc; ++r) {
     workers[r].rank = r;
     spawn(workers[r], nproc, worker_argv, addr, port, options.threads_per_rank);
@@ -293,6 +286,45 @@ int launch_workers(int nproc, const std::vector<std::string>& worker_argv,
       if (*fd >= 0) ::close(*fd);
     }
   }
+  return first_failed;
+}
+
+}  // namespace
+
+int launch_workers(int nproc, const std::vector<std::string>& worker_argv,
+                   const config::DistributedOptions& options, int max_restarts,
+                   const std::string& logs_dir) {
+  TTS_USAGE_CHECK(nproc >= 1, "--nproc-per-node {}: expected at least 1", nproc);
+  TTS_USAGE_CHECK(max_restarts >= 0, "--max-restarts {}: expected 0 or more", max_restarts);
+  TTS_CHECK(!worker_argv.empty(), "launcher: no worker command");
+  auto log = log::get("launcher");
+  const std::string addr = options.master_addr;
+
+  g_signals_received = 0;
+  struct sigaction action {};
+  action.sa_handler = on_signal;
+  sigemptyset(&action.sa_mask);
+  struct sigaction old_int {
+  }, old_term{};
+  ::sigaction(SIGINT, &action, &old_int);
+  ::sigaction(SIGTERM, &action, &old_term);
+
+  std::vector<Worker> workers;
+  int first_failed = -1;
+  for (int restart = 0;; ++restart) {
+    // A fresh port for every attempt: the old store's port may linger in TIME_WAIT.
+    const int port = options.master_port > 0 ? options.master_port : pick_free_port(addr);
+    log->info("starting {} workers (rendezvous {}:{}): {}", nproc, addr, port,
+              fmt::join(worker_argv, " "));
+    first_failed = run_workers(nproc, worker_argv, addr, port, options, workers);
+    // A stop the user asked for (SIGINT/SIGTERM to the launcher) is never undone by a restart.
+    if (first_failed < 0 || g_signals_received > 0 || restart == max_restarts) break;
+    log->warn(
+        "rank {} {}: restarting all {} workers (restart {} of {}); with --resume auto they "
+        "continue from the run's latest checkpoint",
+        first_failed, describe_status(workers[static_cast<size_t>(first_failed)].status), nproc,
+        restart + 1, max_restarts);
+  }
   ::sigaction(SIGINT, &old_int, nullptr);
   ::sigaction(SIGTERM, &old_term, nullptr);
 
@@ -303,8 +335,11 @@ int launch_workers(int nproc, const std::vector<std::string>& worker_argv,
   const Worker& failed = workers[static_cast<size_t>(first_failed)];
   log->error(
       "rank {} {} (the first to fail; the others were stopped). Its output above, "
-      "prefixed [rank {}], says why",
-      first_failed, describe_status(failed.status), first_failed);
+      "prefixed [rank {}], says why{}",
+      first_failed, describe_status(failed.status), first_failed,
+      logs_dir.empty() ? std::string()
+                       : fmt::format("; its warnings and errors are also in {}/rank_{}.log",
+                                     logs_dir, first_failed));
   return exit_code_of(failed.status);
 }
 

@@ -150,6 +150,15 @@ RankInfo RankInfo::from_env() {
                     "address and port to meet (set MASTER_ADDR and MASTER_PORT, as torchrun does)",
                     world_var, info.world_size);
   }
+  if (env("TORCHELASTIC_USE_AGENT_STORE") == std::string("True") && info.master_port > 0) {
+    // torchrun's agent hosts its own store on MASTER_PORT, in the store protocol of its PyTorch,
+    // which a tts-train built on another libtorch may not speak (1.13's client cannot talk to
+    // 2.x's server). Rank 0 hosts tts-train's own store next to it, fresh for every restart.
+    TTS_USAGE_CHECK(info.master_port < 65535,
+                    "environment: MASTER_PORT=65535 under torchrun: tts-train needs the port "
+                    "after it for its own store; choose a lower port");
+    ++info.master_port;
+  }
   TTS_USAGE_CHECK(env("MASTER_ADDR") || one_node,
                   "environment: MASTER_ADDR is not set but the job spans several nodes ({}={}, "
                   "this node has {}); set MASTER_ADDR to the host of rank 0 (under SLURM: "

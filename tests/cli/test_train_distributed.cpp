@@ -15,10 +15,12 @@
 #include <sstream>
 #include <vector>
 
+#include "background_run.h"
 #include "train_fixture.h"
 #include "tts/core/fs.h"
 
 namespace fs = std::filesystem;
+using tts::test::children_with_rank;
 using tts::test::CliResult;
 using tts::test::kExact;
 using tts::test::kTiny;
@@ -27,33 +29,6 @@ using tts::test::run_cli;
 namespace {
 
 class TrainDistributed : public tts::test::TrainFixture {};
-
-// The pids of `parent`'s children whose environment has RANK=rank.
-std::vector<pid_t> children_with_rank(pid_t parent, int rank) {
-  std::vector<pid_t> found;
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat(entry.path() / "stat");
-    std::string line;
-    if (!std::getline(stat, line)) continue;
-    // pid (comm) state ppid ...: comm may contain spaces, so parse after the last ')'.
-    std::istringstream rest(line.substr(line.rfind(')') + 1));
-    std::string state;
-    pid_t ppid = 0;
-    rest >> state >> ppid;
-    if (ppid != parent) continue;
-    std::ifstream environ(entry.path() / "environ");
-    const std::string wanted = "RANK=" + std::to_string(rank);
-    for (std::string variable; std::getline(environ, variable, '\0');) {
-      if (variable == wanted) {
-        found.push_back(static_cast<pid_t>(std::stol(name)));
-        break;
-      }
-    }
-  }
-  return found;
-}
 
 }  // namespace
 
@@ -94,25 +69,8 @@ TEST_F(TrainDistributed, AWorkerKilledMidRunStopsTheOthersAndTheRunResumes) {
                               feats_ + " --out " + run +
                               " --nproc-per-node 2 --max-steps 100000"
                               " --set train.checkpoint_interval=2 --set train.val_interval=100000"
-                              " --set distributed.timeout_s=10 > " +
-                              log + " 2>&1";
-  pid_t launcher = fork();
-  ASSERT_GE(launcher, 0);
-  if (launcher == 0) {
-    execl("/bin/sh", "sh", "-c", ("exec " + command).c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  // Whatever fails below, the run does not outlive the test: killing the launcher stops its
-  // workers (they get SIGTERM when their parent dies).
-  struct KillOnExit {
-    pid_t pid;
-    bool reaped = false;
-    ~KillOnExit() {
-      if (reaped) return;
-      kill(pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
-    }
-  } guard{launcher};
+                              " --set distributed.timeout_s=10";
+  tts::test::BackgroundRun launcher(command, log);
   // Wait for the first checkpoint, then kill -9 rank 1 in the middle of training.
   const std::string first_checkpoint = run + "/checkpoints/step_00000002.pt";
   auto start = std::chrono::steady_clock::now();
@@ -121,19 +79,16 @@ TEST_F(TrainDistributed, AWorkerKilledMidRunStopsTheOthersAndTheRunResumes) {
   };
   while (!fs::exists(first_checkpoint) && elapsed() < 180) usleep(100000);
   ASSERT_TRUE(fs::exists(first_checkpoint)) << tts::read_file(log);
-  std::vector<pid_t> rank1 = children_with_rank(launcher, 1);
+  std::vector<pid_t> rank1 = children_with_rank(launcher.pid(), 1);
   ASSERT_EQ(rank1.size(), 1u) << tts::read_file(log);
   ASSERT_EQ(kill(rank1[0], SIGKILL), 0);
   auto killed_at = std::chrono::steady_clock::now();
 
-  int status = 0;
-  ASSERT_EQ(waitpid(launcher, &status, 0), launcher);
-  guard.reaped = true;
+  const int code = launcher.wait(120);
   double stop_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count();
   std::string output = tts::read_file(log);
-  ASSERT_TRUE(WIFEXITED(status)) << output;
-  EXPECT_NE(WEXITSTATUS(status), 0) << output;
+  EXPECT_GT(code, 0) << output;
   EXPECT_NE(output.find("rank 1 was killed by signal 9"), std::string::npos) << output;
   // distributed.timeout_s = 10: never a hang (generous bound for a loaded test machine).
   EXPECT_LT(stop_s, 40.0) << output;
@@ -171,6 +126,18 @@ TEST_F(TrainDistributed, ABadFeatureFileOnOneRankStopsEveryRankWithItsName) {
   EXPECT_NE(result.output.find("data.on_bad_file"), std::string::npos) << result.output;
   EXPECT_NE(result.output.find("stopping the other ranks"), std::string::npos) << result.output;
   EXPECT_LT(seconds, 120.0) << result.output;  // never a hang
+  // The failing rank's error is in its own log in the run directory, and the launcher says where.
+  int failed = -1;
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string rank_log = root_ + "/bad_run/logs/rank_" + std::to_string(rank) + ".log";
+    ASSERT_TRUE(fs::exists(rank_log)) << rank_log;
+    if (tts::read_file(rank_log).find("mels/" + id + ".npy") != std::string::npos) failed = rank;
+  }
+  ASSERT_GE(failed, 0) << "no rank's log names the bad file";
+  EXPECT_NE(result.output.find("also in " + root_ + "/bad_run/logs/rank_" + std::to_string(failed) +
+                               ".log"),
+            std::string::npos)
+      << result.output;
 }
 
 // SIGTERM reaching one worker only (a scheduler signalling one task): its wish to stop rides on

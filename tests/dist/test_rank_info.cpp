@@ -25,7 +25,8 @@ const char* kVariables[] = {"RANK",
                             "SLURM_STEP_TASKS_PER_NODE",
                             "SLURM_TASKS_PER_NODE",
                             "SLURM_JOB_ID",
-                            "SLURM_STEP_ID"};
+                            "SLURM_STEP_ID",
+                            "TORCHELASTIC_USE_AGENT_STORE"};
 
 class FromEnv : public ::testing::Test {
  protected:
@@ -81,6 +82,21 @@ TEST_F(FromEnv, FallsBackToSlurm) {
   EXPECT_EQ(info.local_rank, 1);
   EXPECT_EQ(info.local_world_size, 2);
   EXPECT_EQ(info.master_addr, "node1");
+}
+
+TEST_F(FromEnv, UnderTorchrunsAgentStoreRank0HostsOursOnTheNextPort) {
+  setenv("RANK", "0", 1);
+  setenv("WORLD_SIZE", "2", 1);
+  setenv("LOCAL_WORLD_SIZE", "2", 1);
+  setenv("MASTER_PORT", "29500", 1);
+  EXPECT_EQ(RankInfo::from_env().master_port, 29500);
+  setenv("TORCHELASTIC_USE_AGENT_STORE", "True", 1);
+  EXPECT_EQ(RankInfo::from_env().master_port, 29501);
+  setenv("MASTER_PORT", "65535", 1);
+  EXPECT_NE(error_of_from_env().find("MASTER_PORT=65535 under torchrun"), std::string::npos)
+      << error_of_from_env();
+  setenv("TORCHELASTIC_USE_AGENT_STORE", "False", 1);
+  EXPECT_EQ(RankInfo::from_env().master_port, 65535);
 }
 
 TEST_F(FromEnv, InconsistentValuesNameTheVariable) {

@@ -21,8 +21,9 @@ struct LogSetup {
 // Applies level and rank to every logger, existing and future. Throws UsageError on a bad level.
 void setup(const LogSetup& setup);
 
-// Also writes every logger's output to `path` (appending). Used for RUN/train.log.
-void add_file(const std::string& path);
+// Also writes every logger's output at `min_level` or above to `path` (appending). Used for
+// RUN/train.log (rank 0, everything) and RUN/logs/rank_K.log (every rank, warnings and errors).
+void add_file(const std::string& path, const std::string& min_level = "trace");
 
 // The logger tagged `tag` (created on first use with the shared sinks).
 std::shared_ptr<spdlog::logger> get(const std::string& tag);

@@ -18,14 +18,18 @@ namespace tts::dist {
 // options.timeout_s, SIGKILL; SIGINT/SIGTERM received by the launcher are forwarded to every
 // worker (which finish their step, checkpoint and exit 0). Returns 0 when all workers exit 0;
 // otherwise logs which rank failed first and how, and returns that rank's exit code (128 +
-// signal number for a killed one).
+// signal number for a killed one). With `max_restarts` > 0, a failure (not a stop asked for by a
+// signal) restarts all workers with the same command line, up to that many times, as torchrun
+// --max-restarts does; workers run with --resume auto then continue from the latest checkpoint.
+// `logs_dir`, when given, is where the workers write logs/rank_K.log: the final error names it.
 int launch_workers(int nproc, const std::vector<std::string>& worker_argv,
-                   const config::DistributedOptions& options);
+                   const config::DistributedOptions& options, int max_restarts = 0,
+                   const std::string& logs_dir = "");
 
 // This process's command line (from /proc/self/cmdline, argv[0] replaced by the path of the
-// running executable) without `option` and its value ("--nproc-per-node 4" or
-// "--nproc-per-node=4"): what each worker runs.
-std::vector<std::string> worker_command_line(const std::string& option);
+// running executable) without the launcher's `options` and their values ("--nproc-per-node 4"
+// or "--nproc-per-node=4"): what each worker runs.
+std::vector<std::string> worker_command_line(const std::vector<std::string>& options);
 
 // A TCP port on `addr` that is free now (bound to port 0 and released).
 int pick_free_port(const std::string& addr);

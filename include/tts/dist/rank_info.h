@@ -16,7 +16,9 @@ struct RankInfo {
   int local_rank = 0;                     // rank on this node; selects the GPU (cuda:local_rank)
   int local_world_size = 1;               // processes on this node
   std::string master_addr = "127.0.0.1";  // host of rank 0, where the TCPStore listens
-  int master_port = 0;                    // TCPStore port; required when world_size > 1
+  // TCPStore port; required when world_size > 1. Under torchrun 2.x's agent store
+  // (TORCHELASTIC_USE_AGENT_STORE=True) the agent holds MASTER_PORT: then MASTER_PORT + 1.
+  int master_port = 0;
 
   // Reads the torchrun variables, else the SLURM ones, else returns a single-process RankInfo.
   // Under SLURM, a job on one node needs no MASTER_ADDR (127.0.0.1) and, without MASTER_PORT,
