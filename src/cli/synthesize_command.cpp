@@ -59,12 +59,9 @@ Runner setup_synthesize(CLI::App& app) {
 
     std::string source;
     train::Checkpoint checkpoint = train::load_newest_checkpoint(args->checkpoint, &source);
-    config::Config config = config::parse_config(checkpoint.config_yaml, source + " (config)");
+    config::Config config = train::checkpoint_config(checkpoint, source);
     text::TextProcessor text_processor(config.text);
     int64_t n_linear = config.model.predict_linear ? config.audio.n_linear() : 0;
-    // The r the checkpoint was trained with last (train.r_schedule changes it during training).
-    if (checkpoint.state.r > 0)
-      config.model.n_frames_per_step = static_cast<int>(checkpoint.state.r);
     model::Tacotron2 model(config.model, text_processor.num_symbols(), config.audio.n_mels,
                            n_linear, config.train.max_scheduled_r());
     train::restore_model(checkpoint, *model, source);

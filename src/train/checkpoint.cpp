@@ -263,6 +263,12 @@ Checkpoint load_checkpoint(const std::string& path) {
   return checkpoint;
 }
 
+config::Config checkpoint_config(const Checkpoint& checkpoint, const std::string& source) {
+  config::Config config = config::parse_config(checkpoint.config_yaml, source + " (config)");
+  if (checkpoint.state.r > 0) config.model.n_frames_per_step = static_cast<int>(checkpoint.state.r);
+  return config;
+}
+
 Checkpoint load_newest_checkpoint(const std::string& path, std::string* loaded_from) {
   std::vector<std::string> files = checkpoint_files(path);
   TTS_CHECK(!files.empty() && fs::exists(files.front()),

@@ -38,7 +38,7 @@ GtaSummary run_gta(const GtaRequest& request) {
   auto log = log::get("gta");
   std::string source;
   Checkpoint checkpoint = load_newest_checkpoint(request.checkpoint, &source);
-  config::Config config = config::parse_config(checkpoint.config_yaml, source + " (config)");
+  config::Config config = checkpoint_config(checkpoint, source);  // with the r in force
   data::FeatureStore store = data::FeatureStore::open(request.data_dir, config);
   if (config.audio.trim && request.rank == 0) {
     log->warn(
@@ -48,7 +48,8 @@ GtaSummary run_gta(const GtaRequest& request) {
   }
   text::TextProcessor text(config.text);
   int64_t n_linear = config.model.predict_linear ? config.audio.n_linear() : 0;
-  model::Tacotron2 model(config.model, text.num_symbols(), config.audio.n_mels, n_linear);
+  model::Tacotron2 model(config.model, text.num_symbols(), config.audio.n_mels, n_linear,
+                         config.train.max_scheduled_r());
   restore_model(checkpoint, *model, source);
   bool cuda = config.train.device != "cpu" && torch::cuda::is_available();
   torch::Device device =

@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "tts/config/config.h"
+
 namespace torch::nn {
 class Module;
 }
@@ -68,6 +70,11 @@ void write_checkpoint(const std::string& path, const Checkpoint& checkpoint);
 // Writes `dir`/step_<N>.pt atomically, points `dir`/latest to it and removes all but the newest
 // `keep` checkpoints. Returns the path written.
 std::string save_checkpoint(const std::string& dir, const Checkpoint& checkpoint, int keep);
+
+// The config a checkpoint was trained with, model.n_frames_per_step set to the r in force when it
+// was written (train.r_schedule changes r during training). `source` names it in errors. Build
+// its model with max_r = config.train.max_scheduled_r().
+config::Config checkpoint_config(const Checkpoint& checkpoint, const std::string& source);
 
 // Reads one checkpoint file (a path, `.../latest`, a checkpoints directory or a run directory).
 // Throws tts::Error naming the file when it is missing or corrupt.
