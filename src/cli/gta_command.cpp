@@ -37,7 +37,7 @@ Runner setup_gta(CLI::App& app) {
     dist::RankInfo rank = dist::RankInfo::from_env();
     if (!rank.distributed() && args->nproc_per_node > 1) {
       return dist::launch_workers(args->nproc_per_node,
-                                  dist::worker_command_line("--nproc-per-node"),
+                                  dist::worker_command_line({"--nproc-per-node"}),
                                   config::DistributedOptions{});
     }
     log::setup({"info", rank.rank, rank.world_size});
