@@ -11,6 +11,7 @@
 #include "tts/core/error.h"
 #include "tts/core/logging.h"
 #include "tts/core/timer.h"
+#include "tts/model/layers.h"
 #include "tts/model/loss.h"
 #include "tts/model/precision.h"
 #include "tts/model/tacotron2.h"
@@ -27,6 +28,7 @@ struct BenchArgs {
   int threads = 0;
   int64_t symbols = 148;
   std::string device = "cpu";
+  std::string step_products = "fastest";
 };
 
 double median(std::vector<double> values) {
@@ -54,6 +56,13 @@ int run_bench(const BenchArgs& args) {
                   "bench: --device cuda, but no CUDA device is available to this libtorch "
                   "(build against a CUDA libtorch through Torch_DIR, or use --device cpu)");
   torch::Device device(args.device == "cuda" ? torch::kCUDA : torch::kCPU);
+  TTS_USAGE_CHECK(args.step_products == "fastest" || args.step_products == "kernel" ||
+                      args.step_products == "gemm",
+                  "bench: --step-products must be fastest, kernel or gemm, got '{}'",
+                  args.step_products);
+  model::set_step_product_path(args.step_products == "kernel" ? model::StepProductPath::kKernel
+                               : args.step_products == "gemm" ? model::StepProductPath::kGemm
+                                                              : model::StepProductPath::kFastest);
   if (args.threads > 0) torch::set_num_threads(args.threads);
   torch::manual_seed(config.train.seed);
   model::apply_math_settings(config.train);
@@ -120,13 +129,15 @@ int run_bench(const BenchArgs& args) {
                    "\"forward_s\": {:.6f}, \"backward_s\": {:.6f}, \"optimizer_s\": {:.6f}, "
                    "\"mean_step_s\": {:.6f}, \"min_step_s\": {:.6f}, \"loss\": {:.6f}, "
                    "\"batch\": {}, \"text_len\": {}, \"frames\": {}, \"frames_per_step\": {}, "
-                   "\"steps\": {}, \"threads\": {}, \"device\": \"{}\", \"tf32\": {}}}",
+                   "\"steps\": {}, \"threads\": {}, \"device\": \"{}\", \"tf32\": {}, "
+                   "\"step_products\": \"{}\"}}",
                    median_step, static_cast<double>(batch * frames) / median_step,
                    model::count_parameters(*tacotron), median(forward_s), median(backward_s),
                    median(optimizer_s),
                    std::accumulate(step_s.begin(), step_s.end(), 0.0) / step_s.size(),
                    *std::min_element(step_s.begin(), step_s.end()), loss, batch, args.text_len,
-                   frames, r, args.steps, torch::get_num_threads(), args.device, config.train.tf32)
+                   frames, r, args.steps, torch::get_num_threads(), args.device, config.train.tf32,
+                   args.step_products)
             << std::endl;
   return 0;
 }
@@ -147,6 +158,10 @@ Runner setup_bench(CLI::App& app) {
                  "symbol table size (148 = NVIDIA/tacotron2's, for comparable parameter counts)")
       ->capture_default_str();
   app.add_option("--device", args->device, "cpu, or cuda when built with CUDA")
+      ->capture_default_str();
+  app.add_option("--step-products", args->step_products,
+                 "how the decoder's per-step products run on the CPU: fastest (each shape timed "
+                 "once), kernel (the small-batch kernel) or gemm (libtorch's BLAS)")
       ->capture_default_str();
   app.footer(
       "Prints one JSON line: median_step_s, mel_frames_per_s (batch x frames / median step), "

@@ -56,8 +56,25 @@ TEST(BenchCommand, LinearHeadAddsParameters) {
   EXPECT_GT(json_number(linear.output, "params"), json_number(plain.output, "params"));
 }
 
+// The two ways of computing the decoder's per-step products train the same model: the same
+// loss after the warm-up step's update, up to summation order.
+TEST(BenchCommand, StepProductPathsGiveTheSameLoss) {
+  std::string args = "bench --config " + kTiny + " --batch 2 --text-len 7 --frames 10 --steps 1";
+  Result kernel = run_cli(args + " --step-products kernel");
+  Result gemm = run_cli(args + " --step-products gemm");
+  Result fastest = run_cli(args);
+  ASSERT_EQ(kernel.exit_code, 0) << kernel.output;
+  ASSERT_EQ(gemm.exit_code, 0) << gemm.output;
+  ASSERT_EQ(fastest.exit_code, 0) << fastest.output;
+  EXPECT_NE(kernel.output.find("\"step_products\": \"kernel\""), std::string::npos);
+  double loss = json_number(kernel.output, "loss");
+  EXPECT_NEAR(json_number(gemm.output, "loss"), loss, 1e-4 * std::abs(loss));
+  EXPECT_NEAR(json_number(fastest.output, "loss"), loss, 1e-4 * std::abs(loss));
+}
+
 TEST(BenchCommand, BadArgumentsAreUsageErrors) {
   EXPECT_EQ(run_cli("bench --config " + kTiny + " --steps 0").exit_code, 2);
+  EXPECT_EQ(run_cli("bench --config " + kTiny + " --step-products blas").exit_code, 2);
   EXPECT_EQ(run_cli("bench --config " + kTiny + " --device tpu").exit_code, 2);
   EXPECT_EQ(run_cli("bench").exit_code, 2);
 }

@@ -481,18 +481,32 @@ TEST(LSTMCellPointwise, MatchesComposedOpsForwardAndBackward) {
 
 // A weight shared by several steps (as the decoder's LSTM weights): step_linear's values and the
 // gradients of the parameters, the bases and the inputs match torch::addmm's, also through a
-// second backward of a retained graph; with a small batch (the CPU kernels) and one over 128 (the
-// BLAS path).
-class StepLinearTest : public ::testing::TestWithParam<int64_t> {};
+// second backward of a retained graph; with a small batch and one over 128 (always the GEMM), by
+// each way of computing the per-step products; with more steps than one weight-gradient buffer
+// holds (kGradientRows rows), so that the buffer is flushed during the backward.
+class StepLinearTest
+    : public ::testing::TestWithParam<std::tuple<int64_t, tts::model::StepProductPath>> {
+ protected:
+  void TearDown() override {
+    tts::model::set_step_product_path(tts::model::StepProductPath::kFastest);
+  }
+};
 
 TEST_P(StepLinearTest, MatchesAddmmOverSeveralStepsForwardAndBackward) {
   torch::manual_seed(22);
-  int64_t batch = GetParam();
-  auto options = torch::TensorOptions().dtype(torch::kDouble).requires_grad(true);
-  torch::Tensor first = torch::randn({8, 3}, options), second = torch::randn({8, 5}, options);
-  torch::Tensor single = torch::randn({8, 8}, options);
-  torch::Tensor bias = torch::randn({8}, options), gates = torch::randn({4, batch, 8}, options);
-  torch::Tensor x0 = torch::randn({batch, 8}, options);
+  auto [batch, path] = GetParam();
+  tts::model::set_step_product_path(path);
+  // Steps enough to fill the gradient buffer more than once: 2 of the 3 products per step use
+  // the pair's weight.
+  int64_t steps = 2 + tts::model::kGradientRows / batch;
+  auto options = torch::TensorOptions().dtype(torch::kDouble);
+  // Weights small enough that the recurrence contracts: over hundreds of steps an expanding one
+  // would amplify the paths' different rounding beyond any tolerance.
+  auto weight = [&](int64_t in) { return (0.3 * torch::randn({8, in}, options)).requires_grad_(); };
+  torch::Tensor first = weight(3), second = weight(5), single = weight(8);
+  torch::Tensor bias = torch::randn({8}, options).requires_grad_();
+  torch::Tensor gates = torch::randn({steps, batch, 8}, options).requires_grad_();
+  torch::Tensor x0 = torch::randn({batch, 8}, options).requires_grad_();
   std::vector<torch::Tensor> inputs{first, second, single, bias, gates, x0};
 
   auto run = [&](bool fused) {
@@ -503,7 +517,7 @@ TEST_P(StepLinearTest, MatchesAddmmOverSeveralStepsForwardAndBackward) {
       one = tts::model::make_step_weight(single);
     }
     torch::Tensor weight = torch::cat({first, second}, 1);
-    for (int t = 0; t < 4; ++t) {
+    for (int64_t t = 0; t < steps; ++t) {
       // Bases of every kind: [B, out], [out], none.
       torch::Tensor a = fused ? tts::model::step_linear(pair, gates[t], x)
                               : torch::addmm(gates[t], x, weight.t());
@@ -529,7 +543,23 @@ TEST_P(StepLinearTest, MatchesAddmmOverSeveralStepsForwardAndBackward) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Batch, StepLinearTest, ::testing::Values(2, 130));
+INSTANTIATE_TEST_SUITE_P(BatchAndPath, StepLinearTest,
+                         ::testing::Combine(::testing::Values(2, 130),
+                                            ::testing::Values(tts::model::StepProductPath::kFastest,
+                                                              tts::model::StepProductPath::kKernel,
+                                                              tts::model::StepProductPath::kGemm)));
+
+namespace {
+
+// attention_weights written with torch ops.
+torch::Tensor composed_attention(const torch::Tensor& location, const torch::Tensor& processed,
+                                 const torch::Tensor& query, const torch::Tensor& v,
+                                 const torch::Tensor& mask) {
+  torch::Tensor energies = torch::matmul(v, torch::tanh(location + processed + query.unsqueeze(2)));
+  return torch::softmax(energies.masked_fill(mask, -std::numeric_limits<double>::infinity()), -1);
+}
+
+}  // namespace
 
 TEST(AttentionWeights, MatchComposedOpsForwardAndBackward) {
   torch::manual_seed(23);
@@ -544,9 +574,7 @@ TEST(AttentionWeights, MatchComposedOpsForwardAndBackward) {
 
   torch::Tensor fused = tts::model::attention_weights(location, processed, query, v, mask);
   auto fused_grads = torch::autograd::grad({(fused * upstream).sum()}, inputs);
-  torch::Tensor energies = torch::matmul(v, torch::tanh(location + processed + query.unsqueeze(2)));
-  torch::Tensor reference =
-      torch::softmax(energies.masked_fill(mask, -std::numeric_limits<double>::infinity()), -1);
+  torch::Tensor reference = composed_attention(location, processed, query, v, mask);
   auto reference_grads = torch::autograd::grad({(reference * upstream).sum()}, inputs);
   EXPECT_TRUE(torch::allclose(fused, reference, 1e-12, 1e-12));
   EXPECT_EQ(fused.masked_select(mask).abs().max().item<double>(), 0.0);
@@ -565,6 +593,30 @@ TEST(AttentionWeights, MatchComposedOpsForwardAndBackward) {
   torch::Tensor again = tts::model::attention_weights(location, processed, query, v, mask);
   EXPECT_THROW(torch::autograd::grad({(again * upstream).sum()}, inputs, {}, true, true),
                c10::Error);
+}
+
+// In float the kernel's tanh is a vectorized rational approximation: values and gradients within
+// float rounding of the composed ops, over arguments from the linear range to saturation and a
+// time axis that is not a multiple of the vector width.
+TEST(AttentionWeights, FloatKernelMatchesComposedOps) {
+  torch::manual_seed(24);
+  auto options = torch::TensorOptions().dtype(torch::kFloat).requires_grad(true);
+  torch::Tensor location = (4 * torch::randn({2, 6, 21})).requires_grad_();
+  torch::Tensor processed = torch::randn({2, 6, 21}, options);
+  torch::Tensor query = torch::randn({2, 6}, options), v = torch::randn({1, 6}, options);
+  torch::Tensor mask =
+      tts::model::padding_mask(torch::tensor({21, 13}, torch::kInt64), 21).unsqueeze(1);
+  std::vector<torch::Tensor> inputs{location, processed, query, v};
+  torch::Tensor upstream = torch::randn({2, 1, 21});
+  torch::Tensor fused = tts::model::attention_weights(location, processed, query, v, mask);
+  auto fused_grads = torch::autograd::grad({(fused * upstream).sum()}, inputs);
+  torch::Tensor reference = composed_attention(location, processed, query, v, mask);
+  auto reference_grads = torch::autograd::grad({(reference * upstream).sum()}, inputs);
+  EXPECT_TRUE(torch::allclose(fused, reference, 1e-5, 1e-6));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    double scale = reference_grads[i].abs().max().item<double>();
+    EXPECT_TRUE(torch::allclose(fused_grads[i], reference_grads[i], 1e-4, 1e-5 * scale)) << i;
+  }
 }
 
 // The encoder's hand-written BiLSTM against torch::nn::LSTM over packed sequences: outputs and

@@ -25,14 +25,28 @@ namespace tts::model {
 // [B, T] bool, true where position >= length. `lengths` int64 [B].
 torch::Tensor padding_mask(const torch::Tensor& lengths, int64_t max_length);
 
+// The weight gradient of a StepWeight, summed over the steps of an utterance batch: the steps'
+// backward buffer their input rows and output gradients, and every kGradientRows rows become one
+// matrix product added to `sum` (step_linear.cpp). Tensors shared by the steps' autograd nodes;
+// all undefined when no gradient is needed.
+struct StepGradient {
+  torch::Tensor sum;     // [in, out]
+  torch::Tensor inputs;  // [kGradientRows, in] buffered input rows
+  torch::Tensor grads;   // [kGradientRows, out] their output gradients
+  torch::Tensor rows;    // int64 [1] on the CPU: rows buffered
+  bool defined() const { return sum.defined(); }
+};
+// Rows buffered per weight-gradient product: enough for a BLAS GEMM to run near its peak, few
+// enough that the buffers stay small (a few MB for the full-size decoder cells).
+constexpr int64_t kGradientRows = 512;
+
 // A weight that every recurrent step multiplies with (see step_linear.cpp), prepared once per
 // utterance batch from its parameters `first` [out, in_0] and optionally `second` [out, in_1]
 // (concatenated along the input dimension).
 struct StepWeight {
-  torch::Tensor weight;       // [out, in] contiguous, no autograd history
-  torch::Tensor weight_t;     // [in, out] contiguous; its autograd node delivers the gradient
-  torch::Tensor accumulator;  // [in, out] weight gradient summed over the steps' backward
-                              // (undefined when no gradient is needed)
+  torch::Tensor weight;    // [out, in] contiguous, no autograd history
+  torch::Tensor weight_t;  // [in, out] contiguous; its autograd node delivers the gradient
+  StepGradient gradient;
 };
 StepWeight make_step_weight(const torch::Tensor& first, const torch::Tensor& second = {});
 
@@ -40,6 +54,13 @@ StepWeight make_step_weight(const torch::Tensor& first, const torch::Tensor& sec
 // the gradients of torch::addmm (checked against it by the tests).
 torch::Tensor step_linear(const StepWeight& weight, const torch::Tensor& base,
                           const torch::Tensor& x);
+
+// How step_linear computes its per-step products on the CPU: by the faster of its small-batch
+// kernel and libtorch's GEMM (whose speed depends on the BLAS behind it), measured on the first
+// product of each shape in the process (the default); or always by one of them (tests,
+// benchmarks). Process-wide; set it before training starts.
+enum class StepProductPath { kFastest, kKernel, kGemm };
+void set_step_product_path(StepProductPath path);
 
 // torch::nn::LSTM `lstm` (one layer, bidirectional, batch first) over x [B, T, I] with lengths
 // [B], as over packed sequences: [B, T, 2H], zero at padded positions, the backward direction

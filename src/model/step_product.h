@@ -1,0 +1,14 @@
+// The per-step products of step_linear.cpp: base + a [M, K] @ b [K, N] for a few rows (the
+// batch) and a large, contiguous b (a weight every recurrent step multiplies with).
+#pragma once
+
+#include <torch/torch.h>
+
+namespace tts::model::detail {
+
+// base (undefined, [N] or [M, N]) + a @ b; b contiguous. On the CPU by the faster of two ways for
+// the shape (see step_product.cpp and set_step_product_path), elsewhere by libtorch's GEMM.
+torch::Tensor step_product(const torch::Tensor& base, const torch::Tensor& a,
+                           const torch::Tensor& b);
+
+}  // namespace tts::model::detail
