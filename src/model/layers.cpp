@@ -73,6 +73,10 @@ torch::Tensor bidirectional_lstm(torch::nn::LSTM& lstm, const torch::Tensor& x,
                 lstm->options.proj_size() == 0,
             "bidirectional_lstm: expected a one-layer, bidirectional, batch-first LSTM with biases "
             "and no projection");
+  // On CUDA, cuDNN's bidirectional LSTM over the packed batch (the same result: each item's
+  // backward direction starts at its last position, padding outputs are zero) instead of ~2 x T
+  // steps of small kernels.
+  if (x.is_cuda()) return run_packed(lstm, x, lengths);
   auto params = lstm->named_parameters(/*recurse=*/false);
   int64_t batch = x.size(0), time = x.size(1), hidden = lstm->options.hidden_size();
   torch::Tensor valid = torch::arange(time, x.options().dtype(torch::kInt64))

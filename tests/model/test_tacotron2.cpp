@@ -644,3 +644,58 @@ TEST(BidirectionalLSTM, MatchesTorchLSTMOverPackedSequences) {
     EXPECT_TRUE(torch::allclose(our_grads[i], reference_grads[i], 1e-10, 1e-12)) << i;
   }
 }
+
+// The CUDA paths (ATen's fused LSTM-cell kernel, cuDNN's BiLSTM) give the CPU kernels' values and
+// gradients. Run by scripts/gpu_check.sh; skipped without a GPU.
+TEST(CudaPaths, LSTMCellPointwiseAndBidirectionalLSTMMatchTheCpu) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "needs a CUDA device";
+  torch::manual_seed(31);
+  const torch::Device cuda(torch::kCUDA, 0);
+  auto grads_of = [](const std::vector<torch::Tensor>& outputs,
+                     const std::vector<torch::Tensor>& weights,
+                     const std::vector<torch::Tensor>& inputs) {
+    torch::Tensor loss = torch::zeros({}, outputs[0].options());
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      loss = loss + (outputs[i] * weights[i].to(outputs[i].device())).sum();
+    }
+    return torch::autograd::grad({loss}, inputs);
+  };
+  auto options = torch::TensorOptions().dtype(torch::kDouble);
+  torch::Tensor gates = torch::randn({3, 20}, options), cell = torch::randn({3, 5}, options);
+  torch::Tensor mask = torch::empty({3, 5}, options).bernoulli_(0.7).div_(0.7);
+  std::vector<torch::Tensor> weights{torch::randn({3, 5}, options), torch::randn({3, 5}, options)};
+  std::vector<std::vector<torch::Tensor>> results;
+  for (const torch::Device& device : {torch::Device(torch::kCPU), cuda}) {
+    torch::Tensor g = gates.to(device).requires_grad_(true),
+                  c0 = cell.to(device).requires_grad_(true);
+    auto [h, c] = tts::model::lstm_cell_pointwise(g, c0, mask.to(device));
+    auto grads = grads_of({h, c}, weights, {g, c0});
+    results.push_back({h.cpu(), c.cpu(), grads[0].cpu(), grads[1].cpu()});
+  }
+  for (size_t i = 0; i < results[0].size(); ++i) {
+    EXPECT_TRUE(torch::allclose(results[0][i], results[1][i], 1e-9, 1e-11)) << "cell " << i;
+  }
+
+  torch::nn::LSTM lstm(torch::nn::LSTMOptions(6, 5).batch_first(true).bidirectional(true));
+  lstm->to(torch::kDouble);
+  torch::Tensor lengths = torch::tensor({7, 3, 5}, torch::kInt64);
+  torch::Tensor valid = tts::model::padding_mask(lengths, 7).logical_not().unsqueeze(2);
+  torch::Tensor x = torch::randn({3, 7, 6}, options) * valid;
+  torch::Tensor upstream = torch::randn({3, 7, 10}, options);
+  std::vector<std::vector<torch::Tensor>> lstm_results;
+  for (const torch::Device& device : {torch::Device(torch::kCPU), cuda}) {
+    lstm->to(device);
+    torch::Tensor input = x.to(device).requires_grad_(true);
+    std::vector<torch::Tensor> inputs{input};
+    for (const auto& p : lstm->parameters()) inputs.push_back(p);
+    torch::Tensor out = tts::model::bidirectional_lstm(lstm, input, lengths.to(device));
+    auto grads = grads_of({out}, {upstream}, inputs);
+    std::vector<torch::Tensor> all{out.cpu()};
+    for (const auto& grad : grads) all.push_back(grad.cpu());
+    lstm_results.push_back(all);
+  }
+  for (size_t i = 0; i < lstm_results[0].size(); ++i) {
+    EXPECT_TRUE(torch::allclose(lstm_results[0][i], lstm_results[1][i], 1e-9, 1e-11))
+        << "bilstm " << i;
+  }
+}
