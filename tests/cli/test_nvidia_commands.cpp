@@ -140,6 +140,7 @@ TEST(TrainInitFrom, WarmStartsFromNvidiasFileSkippingTheNamedTensors) {
   // step leaves the warm-started weights as they were, to the test's tolerance.
   std::string common = "train --config " + fx::kConfig + " --data " + store +
                        " --max-steps 1 --set train.batch_size=2 --set train.learning_rate=1e-12 "
+                       "--set train.lr_min=0 "
                        "--set train.freeze_batch_norm=true --set logging.samples=false "
                        "--set train.device=cpu ";
   tts::test::CliResult result = run_cli(
@@ -202,4 +203,16 @@ TEST(GtaCommand, WritesNvidiasPostnetMelsResumably) {
       << result.output;
   EXPECT_NE(result.output.find("2 already there"), std::string::npos) << result.output;
   EXPECT_EQ(tts::read_npy(dir + "/gta/nv1.npy").shape, (std::vector<int64_t>{80, 624}));
+
+  // Two worker processes share the utterances (each batches its own, so NVIDIA's padding
+  // effects differ from the one-batch run; the shapes and the filelist do not).
+  result = run_cli("gta --checkpoint " + imported + " --data " + store + " --out " + dir +
+                       "/gta2 --wavs /corpus --nproc-per-node 2",
+                   true);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_EQ(tts::read_npy(dir + "/gta2/nv" + std::to_string(k) + ".npy").shape,
+              (std::vector<int64_t>{80, lengths[k].item<int64_t>()}));
+  }
+  EXPECT_TRUE(fs::exists(dir + "/gta2/filelist.txt"));
 }
