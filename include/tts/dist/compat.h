@@ -156,12 +156,8 @@ inline std::string message_of(const std::exception& e) {
 // reports with its context: keep only fatal ones unless the user asked for debug logging.
 inline void quiet_c10_logging(bool verbose) {
   const int level = verbose ? 0 : 3;  // glog's INFO .. FATAL
-#ifdef C10_USE_GFLAGS  // Debian's 1.13: the flags are gflags' (global), the logging glog's
-  FLAGS_caffe2_log_level = level;
-#else
-  c10::FLAGS_caffe2_log_level = level;
-#endif
-#ifdef C10_USE_GLOG
+  FLAGS_caffe2_log_level = level;     // global in both (gflags' in 1.13, c10's own in 2.x)
+#ifdef C10_USE_GLOG  // Debian's 1.13 logs through glog, which has its own threshold
   FLAGS_minloglevel = level;
 #endif
 }
