@@ -10,8 +10,9 @@
 #                   weights, rank-0 side work, checkpoint)
 #   resume_1gpu     that 2-rank GPU checkpoint resumed on 1 GPU
 #   resume_cpu      and on the CPU
-#   bench_*         `tts-train bench` at NVIDIA's dimensions, batch 64, fp32 and TF32 (bf16 once
-#                   implemented), with mel frames/s
+#   train_bf16      1 GPU, train.precision = bf16 (autocast), tiny config
+#   bench_*         `tts-train bench` at NVIDIA's dimensions, batch 64, in fp32, TF32 and bf16,
+#                   with mel frames/s
 # Every step runs even if an earlier one failed; a summary table is printed last and the exit
 # code is non-zero if any step failed.
 set -uo pipefail
@@ -63,15 +64,18 @@ if step corpus env MAX_CHARS=80 scripts/make_corpus.sh "$corpus" 24 &&
     step resume_cpu "$tts" train --config configs/tiny.yaml --data "$feats" --out "$out/run_cpu" \
       --resume --max-steps 30 --set train.device=cpu
   fi
+  step train_bf16 "$tts" train --config configs/tiny.yaml --data "$feats" --out "$out/run_bf16" \
+    --max-steps 20 --set train.precision=bf16 "${cuda[@]}"
 fi
 
-# bf16 autocast is not implemented yet (train.precision: bf16 is refused): fp32 and TF32.
-benches=(fp32 tf32)
+benches=(fp32 tf32 bf16)
 for name in "${benches[@]}"; do
-  tf32=false
+  tf32=false precision=fp32
   [ "$name" = tf32 ] && tf32=true
+  [ "$name" = bf16 ] && precision=bf16
   step "bench_$name" "$tts" bench --config configs/ljspeech_tacotron2.yaml --batch 64 \
-    --text-len 150 --frames 800 --steps 10 --device cuda --set "train.tf32=$tf32"
+    --text-len 150 --frames 800 --steps 10 --device cuda --set "train.tf32=$tf32" \
+    --set "train.precision=$precision"
 done
 
 echo

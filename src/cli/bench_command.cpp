@@ -66,6 +66,7 @@ int run_bench(const BenchArgs& args) {
   if (args.threads > 0) torch::set_num_threads(args.threads);
   torch::manual_seed(config.train.seed);
   model::apply_math_settings(config.train);
+  model::check_precision(config.train, device);
 
   int64_t r = config.model.n_frames_per_step;
   int64_t frames = (args.frames + r - 1) / r * r;
@@ -99,8 +100,8 @@ int run_bench(const BenchArgs& args) {
   double loss = 0;
   for (int i = 0; i <= args.steps; ++i) {  // step 0 warms up
     Stopwatch watch;
-    model::TacotronOutput out =
-        tacotron->forward(text, text_lengths, targets.mel, targets.mel_lengths);
+    model::TacotronOutput out = model::forward_in_precision(
+        *tacotron, text, text_lengths, targets.mel, targets.mel_lengths, train);
     torch::Tensor total = model::compute_loss(out, targets, text_lengths, train).total;
     synchronize(device);
     double t_forward = watch.seconds();
@@ -130,14 +131,14 @@ int run_bench(const BenchArgs& args) {
                    "\"mean_step_s\": {:.6f}, \"min_step_s\": {:.6f}, \"loss\": {:.6f}, "
                    "\"batch\": {}, \"text_len\": {}, \"frames\": {}, \"frames_per_step\": {}, "
                    "\"steps\": {}, \"threads\": {}, \"device\": \"{}\", \"tf32\": {}, "
-                   "\"step_products\": \"{}\"}}",
+                   "\"precision\": \"{}\", \"step_products\": \"{}\"}}",
                    median_step, static_cast<double>(batch * frames) / median_step,
                    model::count_parameters(*tacotron), median(forward_s), median(backward_s),
                    median(optimizer_s),
                    std::accumulate(step_s.begin(), step_s.end(), 0.0) / step_s.size(),
                    *std::min_element(step_s.begin(), step_s.end()), loss, batch, args.text_len,
                    frames, r, args.steps, torch::get_num_threads(), args.device, config.train.tf32,
-                   args.step_products)
+                   config.train.precision, args.step_products)
             << std::endl;
   return 0;
 }

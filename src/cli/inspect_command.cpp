@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <iostream>
+#include <map>
+#include <set>
 
 #include "tts/cli/command.h"
 #include "tts/config/config.h"
@@ -37,6 +39,15 @@ Runner setup_inspect(CLI::App& app) {
       if (parameters.count(name)) parameter_count += tensor.numel();
     }
     auto l2 = [](const torch::Tensor& t) { return t.to(torch::kDouble).norm().item<double>(); };
+    // PyTorch's name of a dtype (torch.float32, ...) without the prefix.
+    auto dtype = [](const torch::Tensor& t) -> std::string {
+      static const std::map<at::ScalarType, std::string> names{
+          {torch::kFloat, "float32"}, {torch::kDouble, "float64"}, {torch::kBFloat16, "bfloat16"},
+          {torch::kHalf, "float16"},  {torch::kInt64, "int64"},    {torch::kInt32, "int32"},
+          {torch::kUInt8, "uint8"},   {torch::kBool, "bool"}};
+      auto found = names.find(t.scalar_type());
+      return found != names.end() ? found->second : std::string(c10::toString(t.scalar_type()));
+    };
     const auto& s = checkpoint.state;
     if (*json) {
       std::string metrics;
@@ -51,9 +62,9 @@ Runner setup_inspect(CLI::App& app) {
           s.r > 0 ? s.r : config.model.n_frames_per_step, parameter_count, metrics);
       bool first = true;
       for (const auto& [name, tensor] : checkpoint.tensors) {
-        std::cout << fmt::format("{}{{\"name\": {}, \"shape\": [{}], \"l2\": {}}}",
-                                 first ? "" : ", ", json_string(name),
-                                 fmt::join(tensor.sizes(), ", "), l2(tensor));
+        std::cout << fmt::format(
+            "{}{{\"name\": {}, \"shape\": [{}], \"dtype\": \"{}\", \"l2\": {}}}", first ? "" : ", ",
+            json_string(name), fmt::join(tensor.sizes(), ", "), dtype(tensor), l2(tensor));
         first = false;
       }
       std::cout << "]}\n";

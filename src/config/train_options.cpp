@@ -35,8 +35,6 @@ void TrainOptions::validate() const {
   require(keep_checkpoints >= 1, "train.keep_checkpoints", keep_checkpoints, "must be at least 1");
   require(val_inference_utterances >= 0, "train.val_inference_utterances", val_inference_utterances,
           "must be >= 0");
-  require(precision == "fp32", "train.precision", precision,
-          "bf16 autocast is not implemented yet (it needs a GPU build and check); use fp32");
   require(max_bad_steps >= 1, "train.max_bad_steps", max_bad_steps, "must be at least 1");
   for (size_t i = 0; i < r_schedule.size(); ++i) {
     const auto& row = r_schedule[i];

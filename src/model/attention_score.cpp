@@ -13,6 +13,7 @@
 #include <limits>
 #include <vector>
 
+#include "autocast.h"
 #include "fused_backward.h"
 #include "tts/model/layers.h"
 
@@ -208,9 +209,15 @@ class AttentionScore : public torch::autograd::Function<AttentionScore> {
 
 }  // namespace
 
-torch::Tensor attention_weights(const torch::Tensor& location, const torch::Tensor& processed,
-                                const torch::Tensor& query, const torch::Tensor& v,
+torch::Tensor attention_weights(const torch::Tensor& location_in, const torch::Tensor& processed_in,
+                                const torch::Tensor& query_in, const torch::Tensor& v_in,
                                 const torch::Tensor& mask) {
+  // Scores and softmax in fp32 at least, whatever autocast made of the inputs (autocast.h).
+  detail::NoAutocast no_autocast;
+  const torch::Tensor location = detail::at_least_float(location_in);
+  const at::ScalarType dtype = location.scalar_type();
+  const torch::Tensor processed = processed_in.to(dtype), query = query_in.to(dtype);
+  const torch::Tensor v = v_in.to(dtype);
   // The kernel reads raw memory: exactly the decoder's shapes, one device and dtype; anything
   // else (broadcast masks, other devices) goes through the composed ops.
   const bool kernel_shapes = location.dim() == 3 && processed.sizes() == location.sizes() &&

@@ -7,6 +7,7 @@
 #include <tuple>
 #include <vector>
 
+#include "autocast.h"
 #include "tts/core/error.h"
 
 namespace tts::model {
@@ -268,7 +269,8 @@ DecoderImpl::StepContext DecoderImpl::step_context(const torch::Tensor& memory,
                                                    const torch::Tensor& mask) {
   StepContext c;
   c.memory = memory;
-  c.processed_memory = attention_layer_->process_memory(memory);
+  // The attention's scores run in fp32 (autocast.h): cast the projected memory once, not per step.
+  c.processed_memory = detail::at_least_float(attention_layer_->process_memory(memory));
   c.mask = mask.unsqueeze(1);
   c.location = attention_layer_->location_weight();
   c.query_weight = attention_layer_->query_weight();

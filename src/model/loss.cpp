@@ -4,6 +4,7 @@
 
 #include "tts/core/error.h"
 #include "tts/model/layers.h"
+#include "tts/model/precision.h"
 
 namespace tts::model {
 namespace {
@@ -44,8 +45,9 @@ torch::Tensor guided_attention_weights(const torch::Tensor& decoder_lengths,
   return w * valid.to(options);
 }
 
-LossParts compute_loss(const TacotronOutput& out, const Targets& targets,
+LossParts compute_loss(const TacotronOutput& output, const Targets& targets,
                        const torch::Tensor& text_lengths, const config::TrainOptions& options) {
+  const TacotronOutput out = at_least_float(output);  // fp32 losses after a bf16 forward
   check_same_shape(out.mel, targets.mel, "mel");
   check_same_shape(out.gate, targets.stop, "stop");
   bool l1 = options.loss == "l1";

@@ -7,6 +7,7 @@
 
 #include <cmath>
 
+#include "autocast.h"
 #include "fused_backward.h"
 #include "tts/model/layers.h"
 
@@ -141,9 +142,16 @@ class LSTMPointwise : public torch::autograd::Function<LSTMPointwise> {
 
 }  // namespace
 
-std::pair<torch::Tensor, torch::Tensor> lstm_cell_pointwise(const torch::Tensor& gates,
-                                                            const torch::Tensor& cell,
-                                                            const torch::Tensor& dropout_mask) {
+std::pair<torch::Tensor, torch::Tensor> lstm_cell_pointwise(const torch::Tensor& gates_in,
+                                                            const torch::Tensor& cell_in,
+                                                            const torch::Tensor& dropout_mask_in) {
+  // In fp32 at least, whatever autocast made of the gates: the cell state is a sum over every
+  // step of the utterance (autocast.h).
+  detail::NoAutocast no_autocast;
+  const torch::Tensor gates = detail::at_least_float(gates_in);
+  const torch::Tensor cell = detail::at_least_float(cell_in).to(gates.scalar_type());
+  const torch::Tensor dropout_mask =
+      dropout_mask_in.defined() ? dropout_mask_in.to(gates.scalar_type()) : dropout_mask_in;
   if (gates.is_cuda()) {
     // ATen's fused LSTM-cell kernel (one kernel forward, one backward, with its own autograd
     // formula) instead of this node's composed fallback of ~10 kernels each way. It adds two

@@ -1,12 +1,76 @@
 #include "tts/model/precision.h"
 
 #include <ATen/Context.h>
+#include <torch/torch.h>
+#include <torch/version.h>
+
+#include <exception>
+
+#include "autocast.h"
+#include "compat.h"
+#include "tts/core/error.h"
 
 namespace tts::model {
 
 void apply_math_settings(const config::TrainOptions& train) {
   at::globalContext().setAllowTF32CuBLAS(train.tf32);
   at::globalContext().setAllowTF32CuDNN(train.tf32);
+}
+
+void check_precision(const config::TrainOptions& train, const torch::Device& device) {
+  if (train.precision == "fp32") return;
+  TTS_USAGE_CHECK(train.precision == "bf16", "train.precision = {}: expected fp32 or bf16",
+                  train.precision);
+  std::string found;
+  try {
+    AutocastScope autocast(device, train.precision);
+    torch::Tensor x = torch::ones({2, 2}, torch::TensorOptions().device(device));
+    torch::Tensor y = torch::nn::functional::linear(x, x);
+    if (y.scalar_type() == at::kBFloat16) return;
+    found = fmt::format("a matrix product under autocast gave {}", c10::toString(y.scalar_type()));
+  } catch (const std::exception& e) {
+    found = fmt::format("a matrix product under autocast failed: {}", e.what());
+  }
+  throw UsageError(
+      fmt::format("train.precision = bf16: libtorch {} cannot run bf16 autocast on {} ({}); use "
+                  "train.precision: fp32",
+                  TORCH_VERSION, device.str(), found));
+}
+
+AutocastScope::AutocastScope(const torch::Device& device, const std::string& precision) {
+  if (precision != "bf16") return;
+  type_ = device.type();
+  was_enabled_ = compat::autocast_enabled(type_);
+  previous_dtype_ = compat::autocast_dtype(type_);
+  compat::set_autocast_dtype(type_, at::kBFloat16);
+  compat::set_autocast_enabled(type_, true);
+  at::autocast::increment_nesting();
+  active_ = true;
+}
+
+AutocastScope::~AutocastScope() {
+  if (!active_) return;
+  if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+  compat::set_autocast_enabled(type_, was_enabled_);
+  compat::set_autocast_dtype(type_, previous_dtype_);
+}
+
+TacotronOutput at_least_float(const TacotronOutput& out) {
+  return {detail::at_least_float(out.mel),    detail::at_least_float(out.mel_postnet),
+          detail::at_least_float(out.gate),   detail::at_least_float(out.alignments),
+          detail::at_least_float(out.linear), out.mel_lengths};
+}
+
+TacotronOutput forward_in_precision(Tacotron2Impl& model, const torch::Tensor& text,
+                                    const torch::Tensor& text_lengths, const torch::Tensor& mel,
+                                    const torch::Tensor& mel_lengths,
+                                    const config::TrainOptions& train) {
+  TacotronOutput out;
+  {
+    AutocastScope autocast(text.device(), train.precision);
+    out = model.forward(text, text_lengths, mel, mel_lengths);
+  }
+  return at_least_float(out);
 }
 
 }  // namespace tts::model

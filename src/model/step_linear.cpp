@@ -12,11 +12,14 @@
 //    [in, out] gradient each step (25-42 MB per step for the full-size decoder cells) or, as
 //    autograd would, a new full-size gradient per step added out of place. The sum reaches the
 //    parameters once, through the node that made the per-batch copy.
+// Under autocast (autocast.h) the copy is made in autocast's dtype and the products run in it;
+// the gradient buffers hold that dtype and the sum stays in the parameters' dtype.
 #include <torch/torch.h>
 
 #include <string>
 #include <vector>
 
+#include "autocast.h"
 #include "fused_backward.h"
 #include "step_product.h"
 #include "tts/core/error.h"
@@ -52,11 +55,21 @@ StepGradient saved_gradient(AutogradContext* ctx) {
           saved_tensor(ctx, "gradient_grads"), saved_tensor(ctx, "gradient_rows")};
 }
 
+// sum += a @ b, with a and b in the buffers' dtype, which may be lower than the sum's.
+void add_product(torch::Tensor& sum, const torch::Tensor& a, const torch::Tensor& b) {
+  if (a.scalar_type() == sum.scalar_type()) {
+    sum.addmm_(a, b);
+  } else {
+    sum.add_(torch::mm(a, b));
+  }
+}
+
 // Adds the buffered rows' product to the sum and empties the buffer.
 void flush(StepGradient& gradient) {
   int64_t& rows = gradient.rows.data_ptr<int64_t>()[0];
   if (rows == 0) return;
-  gradient.sum.addmm_(gradient.inputs.narrow(0, 0, rows).t(), gradient.grads.narrow(0, 0, rows));
+  add_product(gradient.sum, gradient.inputs.narrow(0, 0, rows).t(),
+              gradient.grads.narrow(0, 0, rows));
   rows = 0;
 }
 
@@ -64,7 +77,7 @@ void flush(StepGradient& gradient) {
 void add_rows(StepGradient& gradient, const torch::Tensor& x, const torch::Tensor& grad) {
   int64_t batch = x.size(0), capacity = gradient.inputs.size(0);
   if (batch >= capacity) {  // a product of full size by itself
-    gradient.sum.addmm_(x.t(), grad);
+    add_product(gradient.sum, x.t(), grad);
     return;
   }
   int64_t& rows = gradient.rows.data_ptr<int64_t>()[0];
@@ -146,19 +159,27 @@ class StepLinear : public torch::autograd::Function<StepLinear> {
 StepWeight make_step_weight(const torch::Tensor& first, const torch::Tensor& second) {
   std::vector<torch::Tensor> parts{first};
   if (second.defined()) parts.push_back(second);
+  // The products' dtype: autocast's when it is on for this device (a floating weight only).
+  at::ScalarType dtype = first.scalar_type();
+  if (auto autocast = detail::autocast_dtype(first.device());
+      autocast && first.is_floating_point()) {
+    dtype = *autocast;
+  }
+  detail::NoAutocast no_autocast;
   StepWeight w;
   {
     torch::NoGradGuard no_grad;
     // A copy also with one part: backward must see the values of this forward, whatever later
     // changes the parameter in place (a plain alias would escape autograd's version check).
-    w.weight = parts.size() > 1 ? torch::cat(parts, 1).contiguous()
-                                : first.clone(at::MemoryFormat::Contiguous);
+    w.weight = parts.size() > 1
+                   ? torch::cat(parts, 1).to(dtype).contiguous()
+                   : first.to(dtype, false, /*copy=*/true, at::MemoryFormat::Contiguous);
   }
   bool needs_grad = torch::GradMode::is_enabled() &&
                     (first.requires_grad() || (second.defined() && second.requires_grad()));
   if (needs_grad) {
     int64_t out = w.weight.size(0), in = w.weight.size(1);
-    w.gradient.sum = torch::zeros({in, out}, w.weight.options());
+    w.gradient.sum = torch::zeros({in, out}, first.options());
     w.gradient.inputs = torch::empty({kGradientRows, in}, w.weight.options());
     w.gradient.grads = torch::empty({kGradientRows, out}, w.weight.options());
     w.gradient.rows = torch::zeros({1}, torch::kInt64);
@@ -170,9 +191,13 @@ StepWeight make_step_weight(const torch::Tensor& first, const torch::Tensor& sec
 torch::Tensor step_linear(const StepWeight& w, const torch::Tensor& base, const torch::Tensor& x) {
   TTS_CHECK(!base.defined() || base.dim() >= 1,
             "step_linear: the base must be [out] or [B, out], got a 0-dim tensor");
+  // In the weight's dtype (autocast's, if it was on when the weight was made), autocast off inside.
+  const at::ScalarType dtype = w.weight.scalar_type();
+  detail::NoAutocast no_autocast;
   std::vector<torch::Tensor> bases;
-  if (base.defined()) bases.push_back(base);
-  return StepLinear::apply(x, w.weight_t, at::TensorList(bases), Plain{w.weight}, w.gradient);
+  if (base.defined()) bases.push_back(base.to(dtype));
+  return StepLinear::apply(x.to(dtype), w.weight_t, at::TensorList(bases), Plain{w.weight},
+                           w.gradient);
 }
 
 }  // namespace tts::model

@@ -99,6 +99,7 @@ Run::Run(const config::Config& config, const TrainArgs& args, dist::Communicator
 
   torch::manual_seed(static_cast<uint64_t>(config.train.seed));
   model::apply_math_settings(config.train);
+  model::check_precision(config.train, device_);
   int64_t n_linear = config.model.predict_linear ? config.audio.n_linear() : 0;
   // With train.r_schedule, config_ holds the phase in force: the r and batch of its rows.
   ReductionPhase first_phase = phase_at(config_, 0);

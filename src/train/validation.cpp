@@ -13,6 +13,7 @@
 #include "tts/core/logging.h"
 #include "tts/data/loader.h"
 #include "tts/dist/communicator.h"
+#include "tts/model/precision.h"
 #include "tts/train/alignment_metrics.h"
 #include "tts/train/png.h"
 #include "tts/train/reporting.h"
@@ -38,7 +39,8 @@ double value_of(const MetricRecord& record, const std::string& name) {
 
 model::LossParts forward_loss(model::Tacotron2Impl& model, const data::Batch& batch,
                               const config::TrainOptions& train, model::TacotronOutput* output) {
-  *output = model.forward(batch.text, batch.text_lengths, batch.mel, batch.mel_lengths);
+  *output = model::forward_in_precision(model, batch.text, batch.text_lengths, batch.mel,
+                                        batch.mel_lengths, train);
   model::Targets targets{batch.mel, batch.mel_lengths, batch.stop, batch.linear};
   return model::compute_loss(*output, targets, batch.text_lengths, train);
 }

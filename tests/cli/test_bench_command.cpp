@@ -72,6 +72,19 @@ TEST(BenchCommand, StepProductPathsGiveTheSameLoss) {
   EXPECT_NEAR(json_number(fastest.output, "loss"), loss, 1e-4 * std::abs(loss));
 }
 
+// train.precision = bf16 (autocast) on the CPU: the bench says so and its first step's loss, from
+// the same seed, is close to fp32's.
+TEST(BenchCommand, Bf16RunsAndReportsItsPrecision) {
+  std::string args = "bench --config " + kTiny + " --batch 2 --text-len 7 --frames 10 --steps 1";
+  Result fp32 = run_cli(args);
+  Result bf16 = run_cli(args + " --set train.precision=bf16");
+  ASSERT_EQ(fp32.exit_code, 0) << fp32.output;
+  ASSERT_EQ(bf16.exit_code, 0) << bf16.output;
+  EXPECT_NE(bf16.output.find("\"precision\": \"bf16\""), std::string::npos) << bf16.output;
+  double loss = json_number(fp32.output, "loss");
+  EXPECT_NEAR(json_number(bf16.output, "loss"), loss, 0.05 * std::abs(loss));
+}
+
 TEST(BenchCommand, BadArgumentsAreUsageErrors) {
   EXPECT_EQ(run_cli("bench --config " + kTiny + " --steps 0").exit_code, 2);
   EXPECT_EQ(run_cli("bench --config " + kTiny + " --step-products blas").exit_code, 2);

@@ -164,7 +164,7 @@ TEST(Config, RangeAndCrossFieldRulesNameTheKeyPath) {
       {"train:\n  batch_size: 0\n", "train.batch_size = 0: must be at least 1"},
       {"data:\n  val_size: 2.5\n", "data.val_size = 2.5: must be a fraction"},
       {"distributed:\n  first_bucket_mb: 30\n", "distributed.first_bucket_mb = 30"},
-      {"train:\n  precision: bf16\n", "train.precision = bf16: bf16 autocast is not implemented"},
+      {"train:\n  precision: fp16\n", "train.precision = 'fp16': expected one of fp32, bf16"},
   };
   for (const Case& c : cases) {
     std::string message = usage_error([&] { parse_config(c.yaml, "x.yaml"); });

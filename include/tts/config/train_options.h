@@ -56,7 +56,9 @@ struct TrainOptions {
     v("max_epochs", max_epochs, "stop after this many epochs");
     v("seed", seed, "seed of initialization, dropout and the sampler");
     v("device", device, "auto (CUDA when available), cpu or cuda", Choices{"auto", "cpu", "cuda"});
-    v("precision", precision, "fp32 (bf16 autocast on CUDA is planned, refused until implemented)",
+    v("precision", precision,
+      "fp32, or bf16: mixed precision by autocast (products and convolutions of the training "
+      "forward in bf16; parameters, gradients, optimizer and losses in fp32); CPU and CUDA",
       Choices{"fp32", "bf16"});
     v("tf32", tf32,
       "CUDA: fp32 matrix products and convolutions in TF32 on Ampere+ GPUs (faster, ~1e-3 "
