@@ -1,7 +1,13 @@
 // step_linear's per-step products on the CPU, by whichever of two ways is faster for the shape:
-//  - a small-batch kernel that streams the large operand once with unit stride (the few rows of
-//    the other operand stay in cache). Against Debian's reference BLAS (libblas.so.3 from
-//    libblas3, a compute-bound loop nest) it made training steps 1.7-1.9x faster;
+//  - a small-batch kernel that streams the large operand once, without packing it (the few rows
+//    of the other operand stay in cache): for float with AVX2 + FMA, tiles of up to 4 rows x 16
+//    columns held in registers across blocks of 16 rows of the large operand, which are read
+//    along their rows (16 sequential streams the hardware prefetcher follows). At 4 rows it is
+//    bandwidth-bound (a 2560 x 4096 weight in ~2.4 ms, ~18 GB/s) where MKL and OpenBLAS spend
+//    most of the call packing that weight again (docs/benchmarks.md). With AVX-512, tiles of
+//    up to 8 rows x 48 columns, compute-bound at 16 rows and faster there than their GEMMs too.
+//    Elsewhere a portable loop nest, which against Debian's reference BLAS made training steps
+//    1.7-1.9x faster;
 //  - libtorch's GEMM, i.e. the BLAS libtorch was linked with or loads: OpenBLAS (what
 //    `apt install libtorch-dev` brings in through its Recommends) and MKL (PyPI's wheels) pack
 //    their operands and run register-blocked AVX2/AVX-512 kernels, 1.4-4.7x faster than the
@@ -12,6 +18,7 @@
 #include "step_product.h"
 
 #include <ATen/Parallel.h>
+#include <immintrin.h>
 
 #include <algorithm>
 #include <atomic>
@@ -28,6 +35,7 @@ namespace tts::model {
 namespace {
 
 std::atomic<StepProductPath> configured_path{StepProductPath::kFastest};
+std::atomic<StepKernelIsa> configured_isa{StepKernelIsa::kBest};
 
 // Above this many rows a GEMM's blocking pays off with any BLAS; the kernel is not considered.
 constexpr int64_t kMaxKernelRows = 128;
@@ -38,9 +46,10 @@ bool kernel_applies(const torch::Tensor& a, const torch::Tensor& b) {
          (a.scalar_type() == torch::kFloat || a.scalar_type() == torch::kDouble);
 }
 
-// out [M, N] += a [M, K] @ b [K, N]; all contiguous.
+// out [M, N] += a [M, K] @ b [K, N]; all contiguous. Any floating type, any CPU.
 template <class T>
-void accumulate_product(int64_t rows, int64_t n, int64_t k, const T* a, const T* b, T* out) {
+void accumulate_product_portable(int64_t rows, int64_t n, int64_t k, const T* a, const T* b,
+                                 T* out) {
   at::parallel_for(0, n, 2048, [&](int64_t begin, int64_t end) {
     for (int64_t l = 0; l < k; ++l) {
       const T* __restrict bl = b + l * n;
@@ -51,6 +60,174 @@ void accumulate_product(int64_t rows, int64_t n, int64_t k, const T* a, const T*
       }
     }
   });
+}
+
+template <class T>
+void accumulate_product(int64_t rows, int64_t n, int64_t k, const T* a, const T* b, T* out) {
+  accumulate_product_portable(rows, n, k, a, b, out);
+}
+
+// out[R rows, j .. j + 16) += a[R rows, k0 .. k1) @ b[k0 .. k1, j .. j + 16): the tile stays in
+// 2R registers over the block. a and out start at the tile's first row; lda = K.
+template <int R>
+__attribute__((target("avx2,fma"))) inline void tile_avx2(int64_t n, int64_t lda, int64_t k0,
+                                                          int64_t k1, const float* a,
+                                                          const float* b, float* out, int64_t j) {
+  __m256 acc[R][2];
+  for (int r = 0; r < R; ++r) {
+    acc[r][0] = _mm256_loadu_ps(out + r * n + j);
+    acc[r][1] = _mm256_loadu_ps(out + r * n + j + 8);
+  }
+  for (int64_t l = k0; l < k1; ++l) {
+    const float* bl = b + l * n + j;
+    __m256 b0 = _mm256_loadu_ps(bl), b1 = _mm256_loadu_ps(bl + 8);
+    for (int r = 0; r < R; ++r) {
+      __m256 coefficient = _mm256_broadcast_ss(a + r * lda + l);
+      acc[r][0] = _mm256_fmadd_ps(coefficient, b0, acc[r][0]);
+      acc[r][1] = _mm256_fmadd_ps(coefficient, b1, acc[r][1]);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    _mm256_storeu_ps(out + r * n + j, acc[r][0]);
+    _mm256_storeu_ps(out + r * n + j + 8, acc[r][1]);
+  }
+}
+
+// tile_avx2<R> for the number of rows R <= Max known at run time.
+template <int Max>
+__attribute__((target("avx2,fma"))) inline void tile_rows_avx2(int64_t rows, int64_t n, int64_t lda,
+                                                               int64_t k0, int64_t k1,
+                                                               const float* a, const float* b,
+                                                               float* out, int64_t j) {
+  if constexpr (Max >= 1) {
+    if (rows == Max) {
+      tile_avx2<Max>(n, lda, k0, k1, a, b, out, j);
+    } else {
+      tile_rows_avx2<Max - 1>(rows, n, lda, k0, k1, a, b, out, j);
+    }
+  }
+}
+
+// out [M, N] += a [M, K] @ b [K, N] over the columns [begin, end), all contiguous (see the top).
+__attribute__((target("avx2,fma"))) void accumulate_product_avx2(int64_t rows, int64_t n, int64_t k,
+                                                                 const float* a, const float* b,
+                                                                 float* out, int64_t begin,
+                                                                 int64_t end) {
+  constexpr int64_t kBlock = 16;  // rows of b per pass: 8 to 32 measured, 16 best at 4 rows
+  const int64_t vector_end = begin + (end - begin) / 16 * 16;
+  for (int64_t k0 = 0; k0 < k; k0 += kBlock) {
+    const int64_t k1 = std::min(k, k0 + kBlock);
+    for (int64_t j = begin; j < vector_end; j += 16) {
+      int64_t m = 0;
+      for (; m + 4 <= rows; m += 4) tile_avx2<4>(n, k, k0, k1, a + m * k, b, out + m * n, j);
+      tile_rows_avx2<3>(rows - m, n, k, k0, k1, a + m * k, b, out + m * n, j);
+    }
+  }
+  for (int64_t l = 0; l < k; ++l) {  // the last columns, fewer than 16
+    for (int64_t m = 0; m < rows; ++m) {
+      for (int64_t j = vector_end; j < end; ++j) out[m * n + j] += a[m * k + l] * b[l * n + j];
+    }
+  }
+}
+
+// The same with AVX-512: tiles of up to 8 rows x 48 columns (24 of the 32 registers), then 16
+// columns, then the rest. At 16 rows it is compute-bound and about 1.6x MKL's and OpenBLAS's GEMM
+// at the decoder's shapes (which pack the weight on every call).
+template <int R, int C>
+__attribute__((target("avx512f"))) inline void tile_avx512(int64_t n, int64_t lda, int64_t k0,
+                                                           int64_t k1, const float* a,
+                                                           const float* b, float* out, int64_t j) {
+  __m512 acc[R][C];
+  for (int r = 0; r < R; ++r) {
+    for (int c = 0; c < C; ++c) acc[r][c] = _mm512_loadu_ps(out + r * n + j + 16 * c);
+  }
+  for (int64_t l = k0; l < k1; ++l) {
+    const float* bl = b + l * n + j;
+    __m512 bv[C];
+    for (int c = 0; c < C; ++c) bv[c] = _mm512_loadu_ps(bl + 16 * c);
+    for (int r = 0; r < R; ++r) {
+      __m512 coefficient = _mm512_set1_ps(a[r * lda + l]);
+      for (int c = 0; c < C; ++c) acc[r][c] = _mm512_fmadd_ps(coefficient, bv[c], acc[r][c]);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int c = 0; c < C; ++c) _mm512_storeu_ps(out + r * n + j + 16 * c, acc[r][c]);
+  }
+}
+
+// tile_avx512<R, C> for the number of rows R <= Max known at run time.
+template <int C, int Max>
+__attribute__((target("avx512f"))) inline void tile_rows_avx512(int64_t rows, int64_t n,
+                                                                int64_t lda, int64_t k0, int64_t k1,
+                                                                const float* a, const float* b,
+                                                                float* out, int64_t j) {
+  if constexpr (Max >= 1) {
+    if (rows == Max) {
+      tile_avx512<Max, C>(n, lda, k0, k1, a, b, out, j);
+    } else {
+      tile_rows_avx512<C, Max - 1>(rows, n, lda, k0, k1, a, b, out, j);
+    }
+  }
+}
+
+// Every row of one column tile of 16 C columns, over the block k0 .. k1.
+template <int C>
+__attribute__((target("avx512f"))) void column_tile_avx512(int64_t rows, int64_t n, int64_t k,
+                                                           int64_t k0, int64_t k1, const float* a,
+                                                           const float* b, float* out, int64_t j) {
+  int64_t m = 0;
+  for (; m + 8 <= rows; m += 8) tile_avx512<8, C>(n, k, k0, k1, a + m * k, b, out + m * n, j);
+  tile_rows_avx512<C, 7>(rows - m, n, k, k0, k1, a + m * k, b, out + m * n, j);
+}
+
+__attribute__((target("avx512f"))) void accumulate_product_avx512(int64_t rows, int64_t n,
+                                                                  int64_t k, const float* a,
+                                                                  const float* b, float* out,
+                                                                  int64_t begin, int64_t end) {
+  constexpr int64_t kBlock = 16;
+  const int64_t wide_end = begin + (end - begin) / 48 * 48;
+  const int64_t vector_end = wide_end + (end - wide_end) / 16 * 16;
+  for (int64_t k0 = 0; k0 < k; k0 += kBlock) {
+    const int64_t k1 = std::min(k, k0 + kBlock);
+    for (int64_t j = begin; j < wide_end; j += 48) {
+      column_tile_avx512<3>(rows, n, k, k0, k1, a, b, out, j);
+    }
+    for (int64_t j = wide_end; j < vector_end; j += 16) {
+      column_tile_avx512<1>(rows, n, k, k0, k1, a, b, out, j);
+    }
+  }
+  for (int64_t l = 0; l < k; ++l) {  // the last columns, fewer than 16
+    for (int64_t m = 0; m < rows; ++m) {
+      for (int64_t j = vector_end; j < end; ++j) out[m * n + j] += a[m * k + l] * b[l * n + j];
+    }
+  }
+}
+
+bool has_avx2_fma() {
+  static const bool available = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return available;
+}
+
+bool has_avx512() {
+  static const bool available = __builtin_cpu_supports("avx512f");
+  return available;
+}
+
+template <>
+void accumulate_product<float>(int64_t rows, int64_t n, int64_t k, const float* a, const float* b,
+                               float* out) {
+  const StepKernelIsa isa = configured_isa;
+  if (isa == StepKernelIsa::kBest && has_avx512()) {
+    at::parallel_for(0, n, 2048, [&](int64_t begin, int64_t end) {
+      accumulate_product_avx512(rows, n, k, a, b, out, begin, end);
+    });
+  } else if (isa != StepKernelIsa::kPortable && has_avx2_fma()) {
+    at::parallel_for(0, n, 2048, [&](int64_t begin, int64_t end) {
+      accumulate_product_avx2(rows, n, k, a, b, out, begin, end);
+    });
+  } else {
+    accumulate_product_portable(rows, n, k, a, b, out);
+  }
 }
 
 torch::Tensor kernel_product(const torch::Tensor& base, const torch::Tensor& a_in,
@@ -111,6 +288,8 @@ bool kernel_is_faster(const torch::Tensor& a, const torch::Tensor& b) {
 }  // namespace
 
 void set_step_product_path(StepProductPath path) { configured_path = path; }
+
+void set_step_kernel_isa(StepKernelIsa isa) { configured_isa = isa; }
 
 namespace detail {
 

@@ -561,6 +561,51 @@ torch::Tensor composed_attention(const torch::Tensor& location, const torch::Ten
 
 }  // namespace
 
+// The float kernel, by each instruction set (AVX-512, AVX2 + FMA, portable), at
+// shapes that leave every remainder: 1-7 and 17 rows, columns beyond a multiple of 16 and beyond
+// one parallel chunk (2048), inner sizes beyond a multiple of the 16-row block; values and the
+// input's gradient against torch::addmm in double.
+class StepProductIsa : public ::testing::TestWithParam<tts::model::StepKernelIsa> {
+ protected:
+  void TearDown() override {
+    tts::model::set_step_product_path(tts::model::StepProductPath::kFastest);
+    tts::model::set_step_kernel_isa(tts::model::StepKernelIsa::kBest);
+  }
+};
+
+TEST_P(StepProductIsa, FloatKernelMatchesAddmmAtShapesWithEveryRemainder) {
+  torch::manual_seed(23);
+  tts::model::set_step_product_path(tts::model::StepProductPath::kKernel);
+  tts::model::set_step_kernel_isa(GetParam());
+  for (int64_t rows : {1, 2, 3, 4, 5, 7, 8, 9, 17}) {
+    for (auto [in, out] : {std::pair<int64_t, int64_t>{37, 21}, {16, 2069}, {5, 16}, {9, 100}}) {
+      torch::Tensor weight = torch::randn({out, in}, torch::requires_grad());
+      torch::Tensor bias = torch::randn({out});
+      torch::Tensor x = torch::randn({rows, in}, torch::requires_grad());
+      tts::model::StepWeight w = tts::model::make_step_weight(weight);
+      torch::Tensor y = tts::model::step_linear(w, bias, x);
+      torch::Tensor probe = torch::randn({rows, out});
+      torch::Tensor grad_x = torch::autograd::grad({(y * probe).sum()}, {x})[0];
+      torch::Tensor xd = x.detach().to(torch::kDouble).requires_grad_();
+      torch::Tensor yd =
+          torch::addmm(bias.to(torch::kDouble), xd, weight.detach().to(torch::kDouble).t());
+      torch::Tensor grad_xd =
+          torch::autograd::grad({(yd * probe.to(torch::kDouble)).sum()}, {xd})[0];
+      std::string where = "rows " + std::to_string(rows) + ", in " + std::to_string(in) + ", out " +
+                          std::to_string(out);
+      EXPECT_LT((y.to(torch::kDouble) - yd).abs().max().item<double>(), 1e-4) << where;
+      EXPECT_LT((grad_x.to(torch::kDouble) - grad_xd).abs().max().item<double>(), 1e-3) << where;
+    }
+  }
+}
+
+// The best path is the AVX-512 one on a CPU that has it (the build machine does), AVX2 on most
+// others; each falls back to the next on a CPU without it.
+INSTANTIATE_TEST_SUITE_P(Isa, StepProductIsa,
+                         ::testing::Values(tts::model::StepKernelIsa::kBest,
+                                           tts::model::StepKernelIsa::kAvx2,
+                                           tts::model::StepKernelIsa::kPortable));
+
 TEST(AttentionWeights, MatchComposedOpsForwardAndBackward) {
   torch::manual_seed(23);
   auto options = torch::TensorOptions().dtype(torch::kDouble).requires_grad(true);

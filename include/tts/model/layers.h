@@ -62,6 +62,11 @@ torch::Tensor step_linear(const StepWeight& weight, const torch::Tensor& base,
 enum class StepProductPath { kFastest, kKernel, kGemm };
 void set_step_product_path(StepProductPath path);
 
+// The widest vector instructions the float kernel may use: the best the CPU has (AVX-512, else
+// AVX2 + FMA, else portable C++; the default), or at most AVX2, or none (tests run each path).
+enum class StepKernelIsa { kBest, kAvx2, kPortable };
+void set_step_kernel_isa(StepKernelIsa isa);
+
 // torch::nn::LSTM `lstm` (one layer, bidirectional, batch first) over x [B, T, I] with lengths
 // [B], as over packed sequences: [B, T, 2H], zero at padded positions, the backward direction
 // starting at each item's last position. Written with step_linear and lstm_cell_pointwise (one
