@@ -599,12 +599,24 @@ TEST_P(StepProductIsa, FloatKernelMatchesAddmmAtShapesWithEveryRemainder) {
   }
 }
 
+std::string isa_name(const ::testing::TestParamInfo<tts::model::StepKernelIsa>& info) {
+  switch (info.param) {
+    case tts::model::StepKernelIsa::kBest:
+      return "Best";
+    case tts::model::StepKernelIsa::kAvx2:
+      return "AtMostAvx2";
+    default:
+      return "Portable";
+  }
+}
+
 // The best path is the AVX-512 one on a CPU that has it (the build machine does), AVX2 on most
 // others; each falls back to the next on a CPU without it.
 INSTANTIATE_TEST_SUITE_P(Isa, StepProductIsa,
                          ::testing::Values(tts::model::StepKernelIsa::kBest,
                                            tts::model::StepKernelIsa::kAvx2,
-                                           tts::model::StepKernelIsa::kPortable));
+                                           tts::model::StepKernelIsa::kPortable),
+                         isa_name);
 
 TEST(AttentionWeights, MatchComposedOpsForwardAndBackward) {
   torch::manual_seed(23);
