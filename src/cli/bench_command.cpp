@@ -28,7 +28,7 @@ struct BenchArgs {
   int threads = 0;
   int64_t symbols = 148;
   std::string device = "cpu";
-  std::string step_products = "fastest";
+  std::string step_products;  // empty: the config's train.step_products
 };
 
 double median(std::vector<double> values) {
@@ -56,13 +56,11 @@ int run_bench(const BenchArgs& args) {
                   "bench: --device cuda, but no CUDA device is available to this libtorch "
                   "(build against a CUDA libtorch through Torch_DIR, or use --device cpu)");
   torch::Device device(args.device == "cuda" ? torch::kCUDA : torch::kCPU);
-  TTS_USAGE_CHECK(args.step_products == "fastest" || args.step_products == "kernel" ||
-                      args.step_products == "gemm",
+  TTS_USAGE_CHECK(args.step_products.empty() || args.step_products == "fastest" ||
+                      args.step_products == "kernel" || args.step_products == "gemm",
                   "bench: --step-products must be fastest, kernel or gemm, got '{}'",
                   args.step_products);
-  model::set_step_product_path(args.step_products == "kernel" ? model::StepProductPath::kKernel
-                               : args.step_products == "gemm" ? model::StepProductPath::kGemm
-                                                              : model::StepProductPath::kFastest);
+  if (!args.step_products.empty()) config.train.step_products = args.step_products;
   if (args.threads > 0) torch::set_num_threads(args.threads);
   torch::manual_seed(config.train.seed);
   model::apply_math_settings(config.train);
@@ -138,7 +136,7 @@ int run_bench(const BenchArgs& args) {
                    std::accumulate(step_s.begin(), step_s.end(), 0.0) / step_s.size(),
                    *std::min_element(step_s.begin(), step_s.end()), loss, batch, args.text_len,
                    frames, r, args.steps, torch::get_num_threads(), args.device, config.train.tf32,
-                   config.train.precision, args.step_products)
+                   config.train.precision, config.train.step_products)
             << std::endl;
   return 0;
 }
@@ -162,8 +160,8 @@ Runner setup_bench(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--step-products", args->step_products,
                  "how the decoder's per-step products run on the CPU: fastest (each shape timed "
-                 "once), kernel (the small-batch kernel) or gemm (libtorch's BLAS)")
-      ->capture_default_str();
+                 "once), kernel (the small-batch kernel) or gemm (libtorch's BLAS); "
+                 "default: the config's train.step_products");
   app.footer(
       "Prints one JSON line: median_step_s, mel_frames_per_s (batch x frames / median step), "
       "params, and the median phase times forward_s (forward + loss), backward_s, optimizer_s "

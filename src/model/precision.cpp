@@ -9,12 +9,16 @@
 #include "autocast.h"
 #include "compat.h"
 #include "tts/core/error.h"
+#include "tts/model/layers.h"
 
 namespace tts::model {
 
 void apply_math_settings(const config::TrainOptions& train) {
   at::globalContext().setAllowTF32CuBLAS(train.tf32);
   at::globalContext().setAllowTF32CuDNN(train.tf32);
+  set_step_product_path(train.step_products == "kernel" ? StepProductPath::kKernel
+                        : train.step_products == "gemm" ? StepProductPath::kGemm
+                                                        : StepProductPath::kFastest);
 }
 
 void check_precision(const config::TrainOptions& train, const torch::Device& device) {

@@ -1,6 +1,7 @@
 // train.precision = bf16 through the CLI on the tiny config: 100 steps end with a training loss
 // within 5% of an fp32 run's from the same seed, both learning, and the checkpoint holds fp32
-// parameters (resumable and loadable in fp32).
+// parameters (resumable and loadable in fp32). And train.step_products pins the CPU product path,
+// so that two runs repeat bit for bit.
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
@@ -60,4 +61,17 @@ TEST_F(PrecisionRun, Bf16EndsTheTinyConfigsFirstHundredStepsWithinFivePercentOfF
         << tensor["name"].as<std::string>() << ": " << dtype;
   }
   std::cout << "loss of steps 81-100: fp32 " << last32 << ", bf16 " << last16 << "\n";
+}
+
+// With one product path pinned (train.step_products = kernel or gemm), two runs from the same
+// seed end with the same parameters to the last bit; "fastest" times the paths per process and
+// may pick differently from run to run.
+TEST_F(PrecisionRun, APinnedProductPathRepeatsBitForBit) {
+  for (const char* path : {"kernel", "gemm"}) {
+    const std::string args = std::string("--max-steps 3") + tts::test::kExact +
+                             " --set train.step_products=" + path;
+    train(std::string("pinned_a_") + path, args);
+    train(std::string("pinned_b_") + path, args);
+    expect_same_parameters(std::string("pinned_a_") + path, std::string("pinned_b_") + path, 0.0);
+  }
 }

@@ -19,6 +19,7 @@ struct TrainOptions {
   std::string device = "auto";
   std::string precision = "fp32";
   bool tf32 = false;
+  std::string step_products = "fastest";
   double learning_rate = 1e-3;
   std::string lr_schedule = "constant";
   int64_t lr_decay_start = 50000;
@@ -60,6 +61,11 @@ struct TrainOptions {
       "fp32, or bf16: mixed precision by autocast (products and convolutions of the training "
       "forward in bf16; parameters, gradients, optimizer and losses in fp32); CPU and CUDA",
       Choices{"fp32", "bf16"});
+    v("step_products", step_products,
+      "CPU: how the recurrent per-step products run: fastest (each shape timed once per process "
+      "against the BLAS; two runs may then round differently), kernel or gemm (one path: runs "
+      "repeat bit for bit)",
+      Choices{"fastest", "kernel", "gemm"});
     v("tf32", tf32,
       "CUDA: fp32 matrix products and convolutions in TF32 on Ampere+ GPUs (faster, ~1e-3 "
       "relative error in the products); no effect on the CPU");

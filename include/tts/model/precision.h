@@ -23,6 +23,7 @@ namespace tts::model {
 // train.tf32: lets cuBLAS and cuDNN compute fp32 matrix products and convolutions in TF32 on
 // Ampere and newer GPUs (about 10 bits of mantissa in the products, fp32 accumulation); off, they
 // are exact fp32. Process-wide (libtorch's global context); no effect on the CPU.
+// train.step_products: the CPU path of the per-step products (set_step_product_path).
 void apply_math_settings(const config::TrainOptions& train);
 
 // Refuses (tts::UsageError, with the reason and the fix) a train.precision that this libtorch
