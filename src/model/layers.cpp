@@ -49,9 +49,13 @@ torch::Tensor valid_multiplier(const torch::Tensor& lengths, int64_t max_length,
 }
 
 // pack_padded_sequence + RNN + pad_packed_sequence back to [B, T, C] with the original T.
+// In fp32 at least, with autocast off: the recurrent state runs over every step (autocast.h), and
+// libtorch's autocast of cuDNN's RNN casts to fp16 whatever autocast's dtype, bf16 included.
 template <class Rnn>
-torch::Tensor run_packed(Rnn& rnn, const torch::Tensor& x, const torch::Tensor& lengths) {
+torch::Tensor run_packed(Rnn& rnn, const torch::Tensor& x_in, const torch::Tensor& lengths) {
   namespace rnn_utils = torch::nn::utils::rnn;
+  detail::NoAutocast no_autocast;
+  const torch::Tensor x = detail::at_least_float(x_in);
   auto packed = rnn_utils::pack_padded_sequence(x, lengths.to(torch::kCPU).to(torch::kInt64),
                                                 /*batch_first=*/true, /*enforce_sorted=*/false);
   auto output = std::get<0>(rnn->forward_with_packed_input(packed));

@@ -13,7 +13,8 @@
 //    autograd would, a new full-size gradient per step added out of place. The sum reaches the
 //    parameters once, through the node that made the per-batch copy.
 // Under autocast (autocast.h) the copy is made in autocast's dtype and the products run in it;
-// the gradient buffers hold that dtype and the sum stays in the parameters' dtype.
+// the gradient buffers hold that dtype (each flush's product of up to kGradientRows rows too, as
+// a linear's weight gradient under autocast) and their sum stays in the parameters' dtype.
 #include <torch/torch.h>
 
 #include <string>
@@ -159,10 +160,11 @@ class StepLinear : public torch::autograd::Function<StepLinear> {
 StepWeight make_step_weight(const torch::Tensor& first, const torch::Tensor& second) {
   std::vector<torch::Tensor> parts{first};
   if (second.defined()) parts.push_back(second);
-  // The products' dtype: autocast's when it is on for this device (a floating weight only).
+  // The products' dtype: autocast's when it is on for this device (an fp32 weight only, as
+  // autocast casts).
   at::ScalarType dtype = first.scalar_type();
   if (auto autocast = detail::autocast_dtype(first.device());
-      autocast && first.is_floating_point()) {
+      autocast && first.scalar_type() == at::kFloat) {
     dtype = *autocast;
   }
   detail::NoAutocast no_autocast;

@@ -18,7 +18,15 @@
 #include "step_product.h"
 
 #include <ATen/Parallel.h>
+
+// The vector kernels are x86 code (GCC/Clang target attributes and intrinsics); elsewhere the
+// portable loop nest runs.
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define TTS_STEP_KERNEL_X86 1
 #include <immintrin.h>
+#else
+#define TTS_STEP_KERNEL_X86 0
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -67,6 +75,7 @@ void accumulate_product(int64_t rows, int64_t n, int64_t k, const T* a, const T*
   accumulate_product_portable(rows, n, k, a, b, out);
 }
 
+#if TTS_STEP_KERNEL_X86
 // out[R rows, j .. j + 16) += a[R rows, k0 .. k1) @ b[k0 .. k1, j .. j + 16): the tile stays in
 // 2R registers over the block. a and out start at the tile's first row; lda = K.
 template <int R>
@@ -229,6 +238,8 @@ void accumulate_product<float>(int64_t rows, int64_t n, int64_t k, const float* 
     accumulate_product_portable(rows, n, k, a, b, out);
   }
 }
+
+#endif  // TTS_STEP_KERNEL_X86
 
 torch::Tensor kernel_product(const torch::Tensor& base, const torch::Tensor& a_in,
                              const torch::Tensor& b) {

@@ -101,6 +101,7 @@ TEST(Bf16Nodes, StepLinearMultipliesInBf16AndSumsTheWeightGradientInFp32) {
   auto run = [&](const std::string& precision) {
     AutocastScope autocast(kCpu, precision);
     tts::model::StepWeight w = tts::model::make_step_weight(weight);
+    EXPECT_EQ(w.gradient.sum.scalar_type(), torch::kFloat) << precision;
     torch::Tensor loss = torch::zeros({});
     std::vector<at::ScalarType> dtypes;
     for (const auto& x : inputs) {
@@ -153,14 +154,22 @@ TEST(Bf16Nodes, LstmCellAndAttentionComputeInFp32WhateverTheirInputs) {
 TEST(Bf16Model, ForwardAndBackwardGiveFp32LossesAndGradientsCloseToFp32s) {
   torch::manual_seed(5);
   torch::set_num_threads(1);
-  tts::model::Tacotron2 model(model_options(), 30, 16, 0);
+  // With the CBHG linear head too: its GRU runs through run_packed (layers.cpp).
+  tts::config::ModelOptions options = model_options();
+  options.predict_linear = true;
+  options.cbhg_kernels = 3;
+  options.cbhg_conv_channels = 8;
+  options.cbhg_projection_dim = 12;
+  options.cbhg_highway_layers = 1;
+  options.cbhg_rnn_units = 8;
+  tts::model::Tacotron2 model(options, 30, 16, 20);
   model->train();
   const int64_t batch = 3, text = 11, frames = 24;
   torch::Tensor text_ids = torch::randint(1, 30, {batch, text}, torch::kInt64);
   torch::Tensor text_lengths = torch::tensor({11, 9, 7}, torch::kInt64);
   torch::Tensor mel_lengths = torch::tensor({24, 20, 16}, torch::kInt64);
-  tts::model::Targets targets{
-      torch::randn({batch, frames, 16}), mel_lengths, torch::zeros({batch, frames}), {}};
+  tts::model::Targets targets{torch::randn({batch, frames, 16}), mel_lengths,
+                              torch::zeros({batch, frames}), torch::randn({batch, frames, 20})};
   for (int64_t b = 0; b < batch; ++b) {
     targets.stop[b].narrow(0, mel_lengths[b].item<int64_t>() - 1, 1).fill_(1);
   }
@@ -172,7 +181,8 @@ TEST(Bf16Model, ForwardAndBackwardGiveFp32LossesAndGradientsCloseToFp32s) {
     model->zero_grad();
     tts::model::TacotronOutput out = tts::model::forward_in_precision(
         *model, text_ids, text_lengths, targets.mel, targets.mel_lengths, train);
-    for (const torch::Tensor* t : {&out.mel, &out.mel_postnet, &out.gate, &out.alignments}) {
+    for (const torch::Tensor* t :
+         {&out.mel, &out.mel_postnet, &out.gate, &out.alignments, &out.linear}) {
       EXPECT_EQ(t->scalar_type(), torch::kFloat) << precision;
     }
     tts::model::LossParts loss = tts::model::compute_loss(out, targets, text_lengths, train);
