@@ -67,6 +67,12 @@ TEST(BenchCommand, StepProductPathsGiveTheSameLoss) {
   ASSERT_EQ(gemm.exit_code, 0) << gemm.output;
   ASSERT_EQ(fastest.exit_code, 0) << fastest.output;
   EXPECT_NE(kernel.output.find("\"step_products\": \"kernel\""), std::string::npos);
+  // The config's train.step_products is the default of --step-products.
+  Result pinned = run_cli(args + " --set train.step_products=gemm");
+  ASSERT_EQ(pinned.exit_code, 0) << pinned.output;
+  EXPECT_NE(pinned.output.find("\"step_products\": \"gemm\""), std::string::npos) << pinned.output;
+  EXPECT_NEAR(json_number(pinned.output, "loss"), json_number(gemm.output, "loss"),
+              1e-5 * std::abs(json_number(gemm.output, "loss")));
   double loss = json_number(kernel.output, "loss");
   EXPECT_NEAR(json_number(gemm.output, "loss"), loss, 1e-4 * std::abs(loss));
   EXPECT_NEAR(json_number(fastest.output, "loss"), loss, 1e-4 * std::abs(loss));

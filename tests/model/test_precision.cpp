@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -71,6 +73,12 @@ TEST(AutocastScope, Bf16TurnsAutocastOnAndRestoresTheStateNested) {
     EXPECT_EQ(product_dtype(), torch::kBFloat16) << "the inner scope switched the outer one off";
   }
   EXPECT_EQ(product_dtype(), torch::kFloat);
+  try {  // an exception inside the scope leaves autocast off too
+    AutocastScope autocast(kCpu, "bf16");
+    throw std::runtime_error("inside");
+  } catch (const std::runtime_error&) {
+  }
+  EXPECT_EQ(product_dtype(), torch::kFloat);
 }
 
 TEST(AutocastScope, ThisLibtorchCanRunBf16OnTheCpuAndOtherPrecisionsAreRefused) {
@@ -99,7 +107,8 @@ TEST(Bf16Nodes, StepLinearMultipliesInBf16AndSumsTheWeightGradientInFp32) {
   torch::Tensor probe = torch::randn({3, 24});
 
   auto run = [&](const std::string& precision) {
-    AutocastScope autocast(kCpu, precision);
+    // The forward under autocast, the backward after it, as in training.
+    std::optional<AutocastScope> autocast(std::in_place, kCpu, precision);
     tts::model::StepWeight w = tts::model::make_step_weight(weight);
     EXPECT_EQ(w.gradient.sum.scalar_type(), torch::kFloat) << precision;
     torch::Tensor loss = torch::zeros({});
@@ -109,6 +118,7 @@ TEST(Bf16Nodes, StepLinearMultipliesInBf16AndSumsTheWeightGradientInFp32) {
       dtypes.push_back(y.scalar_type());
       loss = loss + (y.to(torch::kFloat) * probe).sum();
     }
+    autocast.reset();
     std::vector<torch::Tensor> grads = torch::autograd::grad({loss}, {weight, bias, inputs[0]});
     return std::make_tuple(w.weight.scalar_type(), dtypes, grads, loss.item<double>());
   };
