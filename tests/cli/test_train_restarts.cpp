@@ -3,8 +3,11 @@
 // with SIGKILL after a checkpoint costs nothing: the job restarts, resumes from the checkpoint,
 // finishes its --max-steps with exit code 0, and ends with the parameters of an uninterrupted
 // run.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -120,8 +123,28 @@ class TrainRestartsTorchrun : public TrainRestarts {
     }
     TrainRestarts::SetUp();
   }
+  // A free port whose next one is free too: under torchrun 2.x our rank 0 hosts its store on
+  // MASTER_PORT + 1 (the agent's store holds MASTER_PORT), and under ctest -j another test may
+  // hold any port.
+  static int free_port_pair() {
+    for (int attempt = 0; attempt < 50; ++attempt) {
+      const int port = tts::dist::pick_free_port("127.0.0.1");
+      const int next = ::socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in address{};
+      address.sin_family = AF_INET;
+      address.sin_port = htons(static_cast<uint16_t>(port + 1));
+      address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      const bool free =
+          ::bind(next, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) == 0;
+      ::close(next);
+      if (free) return port;
+    }
+    ADD_FAILURE() << "no two consecutive free ports on 127.0.0.1 in 50 tries";
+    return 0;
+  }
+
   std::string torchrun(const std::string& rendezvous) {
-    const int port = tts::dist::pick_free_port("127.0.0.1");
+    const int port = free_port_pair();
     return torchrun_path() +
            " --no-python --max-restarts 3 --nproc-per-node 2 --monitor-interval 1 " + rendezvous +
            " 127.0.0.1:" + std::to_string(port);
