@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "autocast.h"
+#include "cpu_features.h"
 #include "fused_backward.h"
 #include "tts/model/layers.h"
 
@@ -78,16 +79,15 @@ __attribute__((always_inline)) inline void tanh_all(float* x, int64_t n) {
   }
 }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#if TTS_MODEL_X86_KERNELS
 __attribute__((target("avx2,fma"))) void tanh_avx2(float* x, int64_t n) {
   tanh_all<f32x8, i32x8>(x, n);
 }
 #endif
 
 void tanh_in_place(float* x, int64_t n) {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (avx2) {
+#if TTS_MODEL_X86_KERNELS
+  if (detail::has_avx2_fma()) {
     tanh_avx2(x, n);
     return;
   }

@@ -19,15 +19,6 @@
 
 #include <ATen/Parallel.h>
 
-// The vector kernels are x86 code (GCC/Clang target attributes and intrinsics); elsewhere the
-// portable loop nest runs.
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define TTS_STEP_KERNEL_X86 1
-#include <immintrin.h>
-#else
-#define TTS_STEP_KERNEL_X86 0
-#endif
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -36,6 +27,7 @@
 #include <mutex>
 #include <tuple>
 
+#include "cpu_features.h"
 #include "tts/core/logging.h"
 #include "tts/model/layers.h"
 
@@ -75,7 +67,7 @@ void accumulate_product(int64_t rows, int64_t n, int64_t k, const T* a, const T*
   accumulate_product_portable(rows, n, k, a, b, out);
 }
 
-#if TTS_STEP_KERNEL_X86
+#if TTS_MODEL_X86_KERNELS
 // out[R rows, j .. j + 16) += a[R rows, k0 .. k1) @ b[k0 .. k1, j .. j + 16): the tile stays in
 // 2R registers over the block. a and out start at the tile's first row; lda = K.
 template <int R>
@@ -212,25 +204,15 @@ __attribute__((target("avx512f"))) void accumulate_product_avx512(int64_t rows, 
   }
 }
 
-bool has_avx2_fma() {
-  static const bool available = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return available;
-}
-
-bool has_avx512() {
-  static const bool available = __builtin_cpu_supports("avx512f");
-  return available;
-}
-
 template <>
 void accumulate_product<float>(int64_t rows, int64_t n, int64_t k, const float* a, const float* b,
                                float* out) {
   const StepKernelIsa isa = configured_isa;
-  if (isa == StepKernelIsa::kBest && has_avx512()) {
+  if (isa == StepKernelIsa::kBest && detail::has_avx512f()) {
     at::parallel_for(0, n, 2048, [&](int64_t begin, int64_t end) {
       accumulate_product_avx512(rows, n, k, a, b, out, begin, end);
     });
-  } else if (isa != StepKernelIsa::kPortable && has_avx2_fma()) {
+  } else if (isa != StepKernelIsa::kPortable && detail::has_avx2_fma()) {
     at::parallel_for(0, n, 2048, [&](int64_t begin, int64_t end) {
       accumulate_product_avx2(rows, n, k, a, b, out, begin, end);
     });
@@ -239,7 +221,7 @@ void accumulate_product<float>(int64_t rows, int64_t n, int64_t k, const float* 
   }
 }
 
-#endif  // TTS_STEP_KERNEL_X86
+#endif  // TTS_MODEL_X86_KERNELS
 
 torch::Tensor kernel_product(const torch::Tensor& base, const torch::Tensor& a_in,
                              const torch::Tensor& b) {
