@@ -11,6 +11,7 @@
 #include "tts/core/error.h"
 #include "tts/core/logging.h"
 #include "tts/core/timer.h"
+#include "tts/model/flops.h"
 #include "tts/model/layers.h"
 #include "tts/model/loss.h"
 #include "tts/model/precision.h"
@@ -123,20 +124,36 @@ int run_bench(const BenchArgs& args) {
         t_step, t_forward, t_backward - t_forward, t_step - t_backward);
   }
   double median_step = median(step_s);
+  // How close the step is to the machine's limit: the step's arithmetic, counted from the
+  // shapes, at the measured step time, against a GEMM of the step's precision on this device.
+  const model::StepFlops flops = model::count_step_flops(
+      config.model, model::StepShape{batch, args.text_len, frames, n_mels,
+                                     config.model.predict_linear ? n_linear : 0});
+  const double achieved_gflops = flops.training() / median_step / 1e9;
+  const double peak_gflops = model::measure_gemm_gflops(
+      device, config.train.precision == "bf16" ? torch::kBFloat16 : torch::kFloat32);
+  log::get("bench")->info(
+      "{:.2f} GFLOP a step (3 x forward), {:.2f} GFLOP/s achieved; a {} GEMM on this device: "
+      "{:.2f} GFLOP/s ({:.1f}% of it)",
+      flops.training() / 1e9, achieved_gflops, config.train.precision, peak_gflops,
+      100 * achieved_gflops / peak_gflops);
   std::cout << fmt::format(
                    "{{\"median_step_s\": {:.6f}, \"mel_frames_per_s\": {:.1f}, \"params\": {}, "
                    "\"forward_s\": {:.6f}, \"backward_s\": {:.6f}, \"optimizer_s\": {:.6f}, "
                    "\"mean_step_s\": {:.6f}, \"min_step_s\": {:.6f}, \"loss\": {:.6f}, "
                    "\"batch\": {}, \"text_len\": {}, \"frames\": {}, \"frames_per_step\": {}, "
                    "\"steps\": {}, \"threads\": {}, \"device\": \"{}\", \"tf32\": {}, "
-                   "\"precision\": \"{}\", \"step_products\": \"{}\"}}",
+                   "\"precision\": \"{}\", \"step_products\": \"{}\", \"step_gflop\": {:.4f}, "
+                   "\"achieved_gflops\": {:.3f}, \"peak_gemm_gflops\": {:.3f}, "
+                   "\"fraction_of_peak\": {:.4f}}}",
                    median_step, static_cast<double>(batch * frames) / median_step,
                    model::count_parameters(*tacotron), median(forward_s), median(backward_s),
                    median(optimizer_s),
                    std::accumulate(step_s.begin(), step_s.end(), 0.0) / step_s.size(),
                    *std::min_element(step_s.begin(), step_s.end()), loss, batch, args.text_len,
                    frames, r, args.steps, torch::get_num_threads(), args.device, config.train.tf32,
-                   config.train.precision, config.train.step_products)
+                   config.train.precision, config.train.step_products, flops.training() / 1e9,
+                   achieved_gflops, peak_gflops, achieved_gflops / peak_gflops)
             << std::endl;
   return 0;
 }
@@ -159,13 +176,15 @@ Runner setup_bench(CLI::App& app) {
   app.add_option("--device", args->device, "cpu, or cuda when built with CUDA")
       ->capture_default_str();
   app.add_option("--step-products", args->step_products,
-                 "how the decoder's per-step products run on the CPU: fastest (each shape timed "
-                 "once), kernel (the small-batch kernel) or gemm (libtorch's BLAS); "
+                 "how the decoder's per-step products run on the CPU: kernel (the small-batch "
+                 "kernel), gemm (libtorch's BLAS) or fastest (each shape timed once); "
                  "default: the config's train.step_products");
   app.footer(
       "Prints one JSON line: median_step_s, mel_frames_per_s (batch x frames / median step), "
-      "params, and the median phase times forward_s (forward + loss), backward_s, optimizer_s "
-      "(clip + Adam). Progress goes to stderr.");
+      "params, the median phase times forward_s (forward + loss), backward_s, optimizer_s "
+      "(clip + Adam), step_gflop (the step's matrix products and convolutions counted from the "
+      "shapes, 3 x forward), achieved_gflops, peak_gemm_gflops (a 1024^3 GEMM of the step's "
+      "precision on the device) and fraction_of_peak. Progress goes to stderr.");
   return [args]() { return run_bench(*args); };
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "tts/core/error.h"
+#include "tts/core/frames.h"
 
 namespace tts::data {
 
@@ -26,7 +27,9 @@ Batch map_tensors(const Batch& in, F f) {
   out.linear = apply(in.linear);
   out.ids = in.ids;
   out.real_frame_count = in.real_frame_count;
+  out.attention_pair_count = in.attention_pair_count;
   out.global_real_frames = in.global_real_frames;
+  out.global_attention_pairs = in.global_attention_pairs;
   return out;
 }
 
@@ -70,7 +73,7 @@ Batch collate(std::vector<Example> examples, int n_frames_per_step) {
     max_frames = std::max<int64_t>(max_frames, e.mel.size(0));
   }
   const int64_t r = n_frames_per_step;
-  const int64_t t_mel = (max_frames + r - 1) / r * r;
+  const int64_t t_mel = padded_frames(max_frames, r);
 
   Batch out;
   out.text = torch::zeros({batch, max_text}, torch::kInt64);
@@ -93,6 +96,7 @@ Batch collate(std::vector<Example> examples, int n_frames_per_step) {
     out.stop[i].narrow(0, frames - 1, t_mel - frames + 1).fill_(1.0f);
     out.ids.push_back(e.id);
     out.real_frame_count += frames;
+    out.attention_pair_count += decoder_steps(frames, r) * static_cast<int64_t>(e.text.size());
   }
   return out;
 }

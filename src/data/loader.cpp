@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "tts/core/error.h"
+#include "tts/core/frames.h"
 #include "tts/core/logging.h"
 #include "tts/core/npy.h"
 #include "tts/core/timer.h"
@@ -54,7 +55,9 @@ struct Loader::Impl {
   std::condition_variable produced;  // a batch (or an error) is ready
   std::condition_variable consumed;  // room in the queue, or stop
   std::vector<std::vector<int64_t>> batches;
-  std::vector<int64_t> global_frames;  // of each batch's global batch, from the plan
+  // Of each batch's global batch, from the plan: real frames and guided-attention pairs.
+  std::vector<int64_t> global_frames;
+  std::vector<int64_t> global_pairs;
   int64_t epoch = 0;
   int64_t next_to_load = 0;
   int64_t next_to_return = 0;
@@ -129,6 +132,7 @@ struct Loader::Impl {
               utterances[indices.front()].id);
     Batch batch = collate(std::move(examples), r);
     batch.global_real_frames = global_frames[position];
+    batch.global_attention_pairs = global_pairs[position];
     return pin ? batch.pin_memory() : batch;
   }
 
@@ -219,18 +223,26 @@ void Loader::start_epoch(int64_t epoch, int64_t skip_batches) {
             "loader: cannot skip {} batches of an epoch of {}", skip_batches, plan.size());
   std::vector<std::vector<int64_t>> batches;
   std::vector<int64_t> global_frames;
+  std::vector<int64_t> global_pairs;
   for (size_t step = static_cast<size_t>(skip_batches); step < plan.size(); ++step) {
     int64_t frames = 0;
+    int64_t pairs = 0;
     for (const auto& rank_batch : plan[step]) {
-      for (int64_t index : rank_batch) frames += s.utterances[index].n_frames;
+      for (int64_t index : rank_batch) {
+        const int64_t n = s.utterances[index].n_frames;
+        frames += n;
+        pairs += decoder_steps(n, s.r) * static_cast<int64_t>(s.token_ids[index].size());
+      }
     }
     global_frames.push_back(frames);
+    global_pairs.push_back(pairs);
     batches.push_back(std::move(plan[step][s.rank]));
   }
   {
     std::lock_guard<std::mutex> lock(s.mutex);
     s.batches = std::move(batches);
     s.global_frames = std::move(global_frames);
+    s.global_pairs = std::move(global_pairs);
     s.epoch = epoch;
     s.next_to_load = 0;
     s.next_to_return = 0;

@@ -414,7 +414,9 @@ std::pair<DecoderOutput, torch::Tensor> DecoderImpl::infer(const torch::Tensor& 
 // ---------------------------------------------------------------------------------------------
 
 PostnetImpl::PostnetImpl(const config::ModelOptions& options, int64_t n_mels)
-    : p_dropout_(options.p_postnet_dropout), zero_padding_(options.zero_padding_in_convolutions) {
+    : p_dropout_(options.p_postnet_dropout),
+      zero_padding_(options.zero_padding_in_convolutions),
+      nvidia_gradient_(options.nvidia_postnet_gradient) {
   int n = options.postnet_n_convolutions;
   int64_t channels = options.postnet_embedding_dim;
   for (int i = 0; i < n; ++i) {
@@ -432,7 +434,17 @@ torch::Tensor PostnetImpl::forward(const torch::Tensor& mel, const torch::Tensor
   torch::Tensor valid = valid_multiplier(lengths, mel.size(1), mel.options());
   torch::Tensor x = mel.transpose(1, 2);
   for (size_t i = 0; i < convolutions_.size(); ++i) {
-    x = norms_[i](convolutions_[i](zero_padding_ ? x * valid : x));
+    if (i == 0 && nvidia_gradient_ && !zero_padding_ && is_training() && mel.requires_grad()) {
+      // conv(w, x) = conv(w, x * valid) + conv(w without gradient, x * (1 - valid)): the same
+      // output and input gradient, the weight gradient from the zeroed input only.
+      const torch::Tensor& weight = convolutions_[0]->weight;
+      torch::Tensor masked = x * valid;
+      torch::Tensor padded_part =
+          torch::conv1d(x - masked, weight.detach(), {}, 1, weight.size(2) / 2);
+      x = norms_[0](convolutions_[0](masked) + padded_part);
+    } else {
+      x = norms_[i](convolutions_[i](zero_padding_ ? x * valid : x));
+    }
     if (i + 1 < convolutions_.size()) x = torch::tanh(x);
     x = maybe_dropout(x, p_dropout_, is_training());
   }

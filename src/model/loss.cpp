@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
+
 #include "tts/core/error.h"
 #include "tts/model/layers.h"
 #include "tts/model/precision.h"
@@ -9,15 +11,20 @@
 namespace tts::model {
 namespace {
 
-// Mean of `error` [B, T, C] over frames where `valid` [B, T, 1] is 1.
-torch::Tensor masked_mean(const torch::Tensor& error, const torch::Tensor& valid) {
-  return (error * valid).sum() / (valid.sum() * error.size(2)).clamp_min(1);
+// Mean of `error` [B, T, C] where `valid` [B, T, 1] is 1: over the valid elements
+// (real_frames), or their sum over every element of the padded batch, B x T x C (padded_batch:
+// NVIDIA's masked outputs and padded targets make the padded elements' error 0, but they count).
+torch::Tensor masked_mean(const torch::Tensor& error, const torch::Tensor& valid,
+                          bool over_padded_batch) {
+  torch::Tensor sum = (error * valid).sum();
+  if (over_padded_batch) return sum / static_cast<double>(std::max<int64_t>(error.numel(), 1));
+  return sum / (valid.sum() * error.size(2)).clamp_min(1);
 }
 
 torch::Tensor spectrogram_loss(const torch::Tensor& prediction, const torch::Tensor& target,
-                               const torch::Tensor& valid, bool l1) {
+                               const torch::Tensor& valid, bool l1, bool over_padded_batch) {
   torch::Tensor diff = prediction - target;
-  return masked_mean(l1 ? diff.abs() : diff.square(), valid);
+  return masked_mean(l1 ? diff.abs() : diff.square(), valid, over_padded_batch);
 }
 
 void check_same_shape(const torch::Tensor& prediction, const torch::Tensor& target,
@@ -50,25 +57,27 @@ LossParts compute_loss(const TacotronOutput& output, const Targets& targets,
   const TacotronOutput out = at_least_float(output);  // fp32 losses after a bf16 forward
   check_same_shape(out.mel, targets.mel, "mel");
   check_same_shape(out.gate, targets.stop, "stop");
-  bool l1 = options.loss == "l1";
+  const bool l1 = options.loss == "l1";
+  const bool padded = options.loss_normalization == "padded_batch";
   int64_t frames = out.mel.size(1);
   torch::Tensor valid = padding_mask(targets.mel_lengths, frames)
                             .logical_not()
                             .to(out.mel.dtype())
                             .unsqueeze(2);  // [B, T, 1]
   LossParts parts;
-  parts.mel = spectrogram_loss(out.mel, targets.mel, valid, l1);
-  parts.mel_postnet = spectrogram_loss(out.mel_postnet, targets.mel, valid, l1);
+  parts.mel = spectrogram_loss(out.mel, targets.mel, valid, l1, padded);
+  parts.mel_postnet = spectrogram_loss(out.mel_postnet, targets.mel, valid, l1, padded);
   torch::Tensor pos_weight = torch::full({1}, options.stop_pos_weight, out.gate.options());
   torch::Tensor gate_error = torch::binary_cross_entropy_with_logits(
       out.gate, targets.stop.to(out.gate.dtype()), {}, pos_weight, at::Reduction::None);
-  parts.gate = masked_mean(gate_error.unsqueeze(2), valid);
-  parts.total = parts.mel + parts.mel_postnet + parts.gate;
+  parts.gate = masked_mean(gate_error.unsqueeze(2), valid, padded);
+  parts.frames = parts.mel + parts.mel_postnet + parts.gate;
   if (out.linear.defined()) {
     check_same_shape(out.linear, targets.linear, "linear");
-    parts.linear = spectrogram_loss(out.linear, targets.linear, valid, l1);
-    parts.total = parts.total + parts.linear;
+    parts.linear = spectrogram_loss(out.linear, targets.linear, valid, l1, padded);
+    parts.frames = parts.frames + parts.linear;
   }
+  parts.total = parts.frames;
   if (options.guided_attention_weight > 0) {
     int64_t r = frames / out.alignments.size(1);
     torch::Tensor decoder_lengths = (targets.mel_lengths.to(torch::kInt64) + r - 1).div(r, "floor");
@@ -83,6 +92,15 @@ LossParts compute_loss(const TacotronOutput& output, const Targets& targets,
     parts.total = parts.total + options.guided_attention_weight * parts.guided_attention;
   }
   return parts;
+}
+
+torch::Tensor weighted_total(const LossParts& parts, double frame_weight, double pair_weight,
+                             const config::TrainOptions& options) {
+  torch::Tensor total = parts.frames * frame_weight;
+  if (parts.guided_attention.defined()) {
+    total = total + parts.guided_attention * (options.guided_attention_weight * pair_weight);
+  }
+  return total;
 }
 
 }  // namespace tts::model

@@ -45,7 +45,12 @@ class Run {
  private:
   bool is_root() const { return comm_.rank() == 0; }
   void train_step(std::vector<data::Batch>& micro_batches);
-  double global_frame_weight(const data::Batch& batch);
+  // What this rank's frame losses and guided-attention loss are scaled by before backward.
+  struct LossWeights {
+    double frames = 1.0;
+    double attention_pairs = 1.0;
+  };
+  LossWeights loss_weights(const data::Batch& batch) const;
   void set_train_mode();
   void log_interval();
   std::optional<ValidationResult> validate();
@@ -160,6 +165,11 @@ Run::Run(const config::Config& config, const TrainArgs& args, dist::Communicator
   std::vector<torch::Tensor> parameters = model_->parameters();
   reducer_ = std::make_unique<dist::GradientReducer>(parameters, comm_, config.distributed);
   make_loaders();
+  if (is_root() && store_.val().empty()) {
+    log_->warn(
+        "the store has no validation utterances (data.val_size: 0): the run does not "
+        "validate and reports no alignment scores");
+  }
   validator_ = std::make_unique<Validator>(config_, device_, comm_, args.run_dir);
 
   if (is_root()) {
@@ -190,6 +200,8 @@ void Run::make_loaders() {
   auto tokenizer = [this](const std::string& text) { return text_.to_ids(text); };
   train_loader_ = std::make_unique<data::Loader>(store_, store_.train(), config_, tokenizer,
                                                  comm_.rank(), comm_.size());
+  // Without a validation set (data.val_size: 0) the run trains without validating.
+  if (store_.val().empty()) return;
   // A validation set smaller than the world is validated whole on every rank.
   bool shard_val = static_cast<int64_t>(store_.val().size()) >= comm_.size();
   val_loader_ =
@@ -221,17 +233,27 @@ bool Run::switch_phase_if_due() {
   return true;
 }
 
-double Run::global_frame_weight(const data::Batch& batch) {
-  // The losses are means over this rank's valid frames. Weighting them by this rank's share of
-  // the global batch's frames (times the world size, which the reducer divides by) makes the
-  // reduced gradient that of the mean over all frames of the global batch: W ranks x B
-  // utterances train like 1 rank x W*B. Every rank knows the global batch's frames from the
+Run::LossWeights Run::loss_weights(const data::Batch& batch) const {
+  // real_frames: the frame losses are means over this rank's real frames and the guided
+  // attention loss a mean over its (decoder step, text position) pairs. Weighting each by this
+  // rank's share of the global batch's frames or pairs (times the world size, which the reducer
+  // divides by) makes the reduced gradient that of the means over the whole global batch: W ranks
+  // x B utterances train like 1 rank x W*B. Every rank knows the global counts from the
   // sampler's plan, so this needs no collective.
-  if (comm_.size() == 1) return 1.0;
-  TTS_CHECK(batch.global_real_frames > 0,
-            "train: a batch without its global batch's frame count (not from the loader's plan)");
-  return static_cast<double>(batch.real_frames()) * comm_.size() /
-         static_cast<double>(batch.global_real_frames);
+  // padded_batch (NVIDIA's loss) keeps each rank's own padded-batch means, averaged over the
+  // ranks as NVIDIA's DistributedDataParallel does; only guided attention stays global.
+  LossWeights weights;
+  if (comm_.size() == 1) return weights;
+  TTS_CHECK(batch.global_real_frames > 0 && batch.global_attention_pairs > 0,
+            "train: a batch without its global batch's counts (not from the loader's plan)");
+  const double world = static_cast<double>(comm_.size());
+  if (config_.train.loss_normalization == "real_frames") {
+    weights.frames = static_cast<double>(batch.real_frames()) * world /
+                     static_cast<double>(batch.global_real_frames);
+  }
+  weights.attention_pairs = static_cast<double>(batch.attention_pair_count) * world /
+                            static_cast<double>(batch.global_attention_pairs);
+  return weights;
 }
 
 void Run::set_train_mode() {
@@ -255,7 +277,9 @@ void Run::train_step(std::vector<data::Batch>& micro_batches) {
     model::LossParts loss = forward_loss(*model_, batch, config_.train, &output);
     interval_.phases.forward += clock.seconds();
     clock.reset();
-    (loss.total * global_frame_weight(batch) / static_cast<double>(micro_batches.size()))
+    const LossWeights weights = loss_weights(batch);
+    (model::weighted_total(loss, weights.frames, weights.attention_pairs, config_.train) /
+     static_cast<double>(micro_batches.size()))
         .backward();
     interval_.phases.backward += clock.seconds();
     interval_.losses.add(loss);
@@ -312,6 +336,7 @@ void Run::log_interval() {
 
 std::optional<ValidationResult> Run::validate() {
   last_validated_ = state_.step;
+  if (!val_loader_) return std::nullopt;
   ValidationResult result = validator_->run(*model_, *val_loader_, state_.step,
                                             config_.model.n_frames_per_step, metrics_.get());
   if (!is_root()) return std::nullopt;

@@ -62,11 +62,20 @@ TEST(BenchCommand, StepProductPathsGiveTheSameLoss) {
   std::string args = "bench --config " + kTiny + " --batch 2 --text-len 7 --frames 10 --steps 1";
   Result kernel = run_cli(args + " --step-products kernel");
   Result gemm = run_cli(args + " --step-products gemm");
-  Result fastest = run_cli(args);
+  Result fastest = run_cli(args + " --step-products fastest");
   ASSERT_EQ(kernel.exit_code, 0) << kernel.output;
   ASSERT_EQ(gemm.exit_code, 0) << gemm.output;
   ASSERT_EQ(fastest.exit_code, 0) << fastest.output;
   EXPECT_NE(kernel.output.find("\"step_products\": \"kernel\""), std::string::npos);
+  // The shipped default is the kernel (one path: runs and ranks round alike).
+  Result plain = run_cli(args);
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  EXPECT_NE(plain.output.find("\"step_products\": \"kernel\""), std::string::npos) << plain.output;
+  // Where the step stands against the machine: its FLOPs, the rate and a GEMM's.
+  EXPECT_GT(json_number(plain.output, "step_gflop"), 0.0) << plain.output;
+  EXPECT_GT(json_number(plain.output, "achieved_gflops"), 0.0) << plain.output;
+  EXPECT_GT(json_number(plain.output, "peak_gemm_gflops"), 0.0) << plain.output;
+  EXPECT_GT(json_number(plain.output, "fraction_of_peak"), 0.0) << plain.output;
   // The config's train.step_products is the default of --step-products.
   Result pinned = run_cli(args + " --set train.step_products=gemm");
   ASSERT_EQ(pinned.exit_code, 0) << pinned.output;

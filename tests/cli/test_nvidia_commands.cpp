@@ -8,10 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "../data/store/make_store.h"
 #include "../train/nvidia_fixture.h"
 #include "cli_test_util.h"
-#include "tts/text/text_processor.h"
 
 namespace fs = std::filesystem;
 namespace fx = nvidia_fixture;
@@ -20,29 +18,6 @@ using tts::test::run_cli;
 namespace {
 
 const std::string kPython = std::string(TTS_SOURCE_DIR) + "/.deps/torch-2.11.0/bin/python";
-
-// The fixture's three utterances as a feature store (ids nv0..nv2, mels from mels.npy cut to
-// output_lengths), the first one the validation set.
-std::string fixture_store(const std::string& dir) {
-  tts::config::Config config = fx::config();
-  tts::text::TextProcessor text(config.text);
-  torch::Tensor mels = fx::array("mels");
-  torch::Tensor lengths = fx::array("output_lengths").to(torch::kInt64);
-  std::vector<tts::test::StoreUtterance> utterances;
-  std::ifstream in(fx::kDir + "/sentences.txt");
-  std::string sentence;
-  for (int k = 0; k < 3 && std::getline(in, sentence); ++k) {
-    utterances.push_back(
-        {"nv" + std::to_string(k), lengths[k].item<int64_t>(), text.clean(sentence)});
-  }
-  tts::test::make_store(dir, config, utterances, 1);
-  for (int k = 0; k < 3; ++k) {
-    torch::Tensor mel = mels[k].narrow(1, 0, lengths[k].item<int64_t>()).t().contiguous();
-    tts::write_npy(dir + "/mels/nv" + std::to_string(k) + ".npy", mel.data_ptr<float>(),
-                   mel.sizes().vec());
-  }
-  return dir;
-}
 
 // name -> l2 of every tensor of a checkpoint, via `inspect --json`.
 std::map<std::string, double> tensor_norms(const std::string& checkpoint) {
@@ -135,7 +110,7 @@ TEST(ConvertCommand, RefusalsNameTheReason) {
 
 TEST(TrainInitFrom, WarmStartsFromNvidiasFileSkippingTheNamedTensors) {
   std::string dir = tts::test::fresh_dir("init_from");
-  std::string store = fixture_store(dir + "/feats");
+  std::string store = fx::store(dir + "/feats", 1);
   // A learning rate of 1e-12 (Adam moves each weight by about that) and frozen BatchNorm: one
   // step leaves the warm-started weights as they were, to the test's tolerance.
   std::string common = "train --config " + fx::kConfig + " --data " + store +
@@ -173,7 +148,7 @@ TEST(TrainInitFrom, WarmStartsFromNvidiasFileSkippingTheNamedTensors) {
 
 TEST(GtaCommand, WritesNvidiasPostnetMelsResumably) {
   std::string dir = tts::test::fresh_dir("gta");
-  std::string store = fixture_store(dir + "/feats");
+  std::string store = fx::store(dir + "/feats", 1);
   std::string imported = import_fixture(dir);
   std::string gta =
       "gta --checkpoint " + imported + " --data " + store + " --out " + dir + "/gta --wavs /corpus";

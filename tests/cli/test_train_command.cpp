@@ -92,7 +92,7 @@ TEST_F(TrainCommand, AResumedRunEndsWithTheParametersOfAnUninterruptedOne) {
   train("resumed", "--max-steps 3" + kExact);
   std::string output = train("resumed", "--max-steps 6 --resume" + kExact);
   EXPECT_NE(output.find("resumed from"), std::string::npos) << output;
-  expect_same_parameters("straight", "resumed", 1e-6);
+  expect_same_parameters("straight", "resumed", 0.0);
 }
 
 TEST_F(TrainCommand, AStoreMadeWithOtherSettingsIsRefusedBeforeTraining) {

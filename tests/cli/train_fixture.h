@@ -17,19 +17,16 @@ namespace tts::test {
 
 inline const std::string kTiny = std::string(TTS_SOURCE_DIR) + "/configs/tiny.yaml";
 
-// Dropout off, BatchNorm frozen (batch statistics are per rank, as in PyTorch DDP without
-// SyncBatchNorm) and padding zeroed before convolutions (NVIDIA's convolutions see it, and each
-// rank pads its share of the batch to its own longest item), so that runs can be compared exactly.
-// Guided attention off: its loss is a mean over each rank's (text, decoder step) pairs, which the
-// per-frame weighting that makes W ranks train like one does not cover (tiny.yaml turns it on).
+// Dropout off and BatchNorm frozen (batch statistics are per rank, as in PyTorch DDP without
+// SyncBatchNorm): everything else at tiny.yaml's defaults (guided attention on, padding zeroed
+// before convolutions, one path for the per-step products), which keep W ranks x B = 1 x W*B and
+// resuming exact.
 inline const std::string kExact =
-    " --set train.freeze_batch_norm=true --set model.zero_padding_in_convolutions=true"
-    " --set model.p_prenet_dropout=0 --set "
-    "model.p_attention_dropout=0"
-    " --set model.p_decoder_dropout=0 --set model.p_encoder_dropout=0"
-    " --set model.p_postnet_dropout=0 --set train.val_interval=1000"
-    " --set train.checkpoint_interval=1000 --set logging.samples=false"
-    " --set train.guided_attention_weight=0";
+    " --set train.freeze_batch_norm=true --set model.p_prenet_dropout=0"
+    " --set model.p_attention_dropout=0 --set model.p_decoder_dropout=0"
+    " --set model.p_encoder_dropout=0 --set model.p_postnet_dropout=0"
+    " --set train.val_interval=1000 --set train.checkpoint_interval=1000"
+    " --set logging.samples=false";
 
 class TrainFixture : public ::testing::Test {
  protected:

@@ -41,11 +41,12 @@ std::vector<Batch> drain(Loader& loader) {
   return batches;
 }
 
-// Every rank knows its global batch's real frames from the sampler's plan (the loss weighting of
-// data-parallel training needs no collective): the sum of all ranks' batches at that step, also
-// when resuming mid-epoch; real_frames() is counted on the host at collation.
+// Every rank knows its global batch's real frames and guided-attention pairs from the sampler's
+// plan (the loss weighting of data-parallel training needs no collective): the sum of all ranks'
+// batches at that step, also when resuming mid-epoch; both are counted on the host at collation.
 TEST(Loader, KnowsTheRealFramesOfTheWholeGlobalBatch) {
   Config config = small_config(1);
+  config.model.n_frames_per_step = 3;
   auto utterances = tts::test::varied_utterances(30);
   std::string dir = tts::test::make_store(tts::test::temp_dir("ld_global"), config, utterances, 3);
   FeatureStore store = FeatureStore::open(dir, config);
@@ -61,13 +62,18 @@ TEST(Loader, KnowsTheRealFramesOfTheWholeGlobalBatch) {
     ASSERT_GT(per_rank[0].size(), 0u);
     for (size_t step = 0; step < per_rank[0].size(); ++step) {
       int64_t sum = 0;
+      int64_t pairs = 0;
       for (int rank = 0; rank < world; ++rank) {
         const Batch& batch = per_rank[rank][step];
         EXPECT_EQ(batch.real_frames(), batch.mel_lengths.sum().item<int64_t>());
         sum += batch.real_frames();
+        torch::Tensor steps = (batch.mel_lengths + 2).div(3, "floor");  // r = 3, rounded up
+        EXPECT_EQ(batch.attention_pair_count, (steps * batch.text_lengths).sum().item<int64_t>());
+        pairs += batch.attention_pair_count;
       }
       for (int rank = 0; rank < world; ++rank) {
         EXPECT_EQ(per_rank[rank][step].global_real_frames, sum) << "step " << step;
+        EXPECT_EQ(per_rank[rank][step].global_attention_pairs, pairs) << "step " << step;
       }
     }
   }

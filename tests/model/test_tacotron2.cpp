@@ -305,6 +305,54 @@ TEST(Loss, MatchesHandComputedValues) {
   EXPECT_NEAR(l1.mel.item<double>(), (1.0 + 2.0) / 2, 1e-6);
 }
 
+TEST(Loss, PaddedBatchNormalizationIsNvidiasMeanOverThePaddedBatch) {
+  // Two utterances of 2 and 4 valid frames out of 4, 2 mel channels; NVIDIA's Tacotron2Loss is
+  // MSELoss over its masked outputs (0 past the length) against zero-padded targets, and
+  // BCEWithLogitsLoss over gate logits set to 1e3 past the length against targets of 1 there:
+  // the padded elements add no error but count in the mean.
+  torch::manual_seed(3);
+  torch::Tensor lengths = torch::tensor({2, 4}, torch::kInt64);
+  torch::Tensor valid = (torch::arange(4).view({1, 4}) < lengths.view({2, 1})).to(torch::kFloat);
+  torch::Tensor target = torch::randn({2, 4, 2}) * valid.unsqueeze(2);
+  torch::Tensor mel = torch::randn({2, 4, 2});
+  torch::Tensor postnet = torch::randn({2, 4, 2});
+  torch::Tensor gate = torch::randn({2, 4});
+  torch::Tensor stop = torch::tensor({{0.0f, 1.0f, 1.0f, 1.0f}, {0.0f, 0.0f, 0.0f, 1.0f}});
+  TacotronOutput out{mel, postnet, gate, torch::full({2, 4, 3}, 1.0f / 3), {}, lengths};
+  tts::config::TrainOptions train;
+  train.loss_normalization = "padded_batch";
+  auto ours =
+      tts::model::compute_loss(out, {target, lengths, stop, {}}, torch::tensor({3, 2}), train);
+  torch::Tensor masked_mel = mel * valid.unsqueeze(2);
+  torch::Tensor masked_postnet = postnet * valid.unsqueeze(2);
+  torch::Tensor masked_gate = torch::where(valid > 0, gate, torch::full_like(gate, 1e3));
+  double mel_loss = torch::mse_loss(masked_mel, target).item<double>();
+  double postnet_loss = torch::mse_loss(masked_postnet, target).item<double>();
+  double gate_loss = torch::binary_cross_entropy_with_logits(masked_gate, stop).item<double>();
+  EXPECT_NEAR(ours.mel.item<double>(), mel_loss, 1e-6);
+  EXPECT_NEAR(ours.mel_postnet.item<double>(), postnet_loss, 1e-6);
+  EXPECT_NEAR(ours.gate.item<double>(), gate_loss, 1e-6);
+  EXPECT_NEAR(ours.total.item<double>(), mel_loss + postnet_loss + gate_loss, 1e-5);
+  // real_frames averages over the 6 real frames instead of the 8 padded ones.
+  train.loss_normalization = "real_frames";
+  auto real =
+      tts::model::compute_loss(out, {target, lengths, stop, {}}, torch::tensor({3, 2}), train);
+  EXPECT_NEAR(real.mel.item<double>(), mel_loss * 8.0 / 6.0, 1e-6);
+  EXPECT_NEAR(real.gate.item<double>(), gate_loss * 8.0 / 6.0, 1e-6);
+}
+
+TEST(Loss, WeightedTotalScalesTheFramePartsAndTheGuidedPartApart) {
+  tts::model::LossParts parts;
+  parts.frames = torch::tensor(2.0);
+  parts.guided_attention = torch::tensor(0.5);
+  tts::config::TrainOptions train;
+  train.guided_attention_weight = 10;
+  EXPECT_NEAR(tts::model::weighted_total(parts, 3.0, 0.25, train).item<double>(),
+              2.0 * 3.0 + 10 * 0.5 * 0.25, 1e-9);
+  parts.guided_attention = torch::Tensor();
+  EXPECT_NEAR(tts::model::weighted_total(parts, 3.0, 0.25, train).item<double>(), 6.0, 1e-9);
+}
+
 TEST(Loss, GuidedAttentionWeightsAreZeroOnTheDiagonalAndOutsideTheLengths) {
   torch::Tensor w = tts::model::guided_attention_weights(
       torch::tensor({4}, torch::kInt64), torch::tensor({4}, torch::kInt64), 5, 6, 0.2);

@@ -4,10 +4,14 @@
 
 #include <torch/torch.h>
 
+#include <fstream>
 #include <string>
+#include <vector>
 
+#include "../data/store/make_store.h"
 #include "tts/config/config.h"
 #include "tts/core/npy.h"
+#include "tts/text/text_processor.h"
 
 namespace nvidia_fixture {
 
@@ -24,6 +28,32 @@ inline tts::config::Config config() {
 inline torch::Tensor array(const std::string& name) {
   tts::NpyArray a = tts::read_npy(kDir + "/" + name + ".npy");
   return torch::tensor(a.data).reshape(a.shape);
+}
+
+// The fixture's batch as a feature store made with `config` (default: config()): utterance k is
+// "nv<k>", its text sentence k of sentences.txt cleaned, its mel mels.npy[k] cut to
+// output_lengths[k]; the first `n_val` utterances form the validation set, the others the
+// training set.
+inline std::string store(const std::string& dir, size_t n_val,
+                         const tts::config::Config& store_config = config()) {
+  tts::text::TextProcessor text(store_config.text);
+  torch::Tensor mels = array("mels");
+  torch::Tensor lengths = array("output_lengths").to(torch::kInt64);
+  std::vector<tts::test::StoreUtterance> utterances;
+  std::ifstream in(kDir + "/sentences.txt");
+  std::string sentence;
+  for (int64_t k = 0; k < mels.size(0) && std::getline(in, sentence); ++k) {
+    utterances.push_back(
+        {"nv" + std::to_string(k), lengths[k].item<int64_t>(), text.clean(sentence)});
+  }
+  tts::test::make_store(dir, store_config, utterances, n_val);
+  for (size_t k = 0; k < utterances.size(); ++k) {
+    torch::Tensor mel =
+        mels[static_cast<int64_t>(k)].narrow(1, 0, utterances[k].frames).t().contiguous();
+    tts::write_npy(dir + "/mels/" + utterances[k].id + ".npy", mel.data_ptr<float>(),
+                   mel.sizes().vec());
+  }
+  return dir;
 }
 
 // max |ours - reference| / max |reference|, the parity measure.

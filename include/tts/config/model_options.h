@@ -31,7 +31,8 @@ struct ModelOptions {
   int postnet_kernel_size = 5;
   int postnet_n_convolutions = 5;
   double p_postnet_dropout = 0.5;
-  bool zero_padding_in_convolutions = false;
+  bool zero_padding_in_convolutions = true;
+  bool nvidia_postnet_gradient = false;
   bool predict_linear = false;
   int cbhg_kernels = 8;
   int cbhg_conv_channels = 128;
@@ -67,8 +68,14 @@ struct ModelOptions {
     v("p_postnet_dropout", p_postnet_dropout, "dropout after each postnet convolution");
     v("zero_padding_in_convolutions", zero_padding_in_convolutions,
       "zero padded positions before each encoder and postnet convolution, so that an item's "
-      "outputs do not depend on the batch's padding; false: as NVIDIA's model.py (parity with "
-      "its checkpoints), where they see the padding's values");
+      "outputs do not depend on the batch's padding (what W ranks x B = 1 x W*B and exact resume "
+      "rest on); false: as NVIDIA's model.py, whose convolutions (and BatchNorm statistics) see "
+      "the padding's values: NVIDIA's outputs for a padded batch");
+    v("nvidia_postnet_gradient", nvidia_postnet_gradient,
+      "training with zero_padding_in_convolutions false: the postnet's first convolution takes "
+      "its weight gradient from the decoder's outputs with the padded frames zeroed, as NVIDIA's "
+      "training does (its mask_padding zeroes them in place after the postnet read them); only "
+      "for reproducing NVIDIA's updates");
     v("predict_linear", predict_linear, "add a CBHG head predicting linear targets from mels");
     v("cbhg_kernels", cbhg_kernels, "CBHG: convolution bank kernel sizes 1..K");
     v("cbhg_conv_channels", cbhg_conv_channels, "CBHG: channels of each bank convolution");

@@ -19,7 +19,7 @@ struct TrainOptions {
   std::string device = "auto";
   std::string precision = "fp32";
   bool tf32 = false;
-  std::string step_products = "fastest";
+  std::string step_products = "kernel";
   double learning_rate = 1e-3;
   std::string lr_schedule = "constant";
   int64_t lr_decay_start = 50000;
@@ -33,6 +33,7 @@ struct TrainOptions {
   double adam_eps = 1e-6;
   double grad_clip_thresh = 1.0;
   std::string loss = "mse";
+  std::string loss_normalization = "real_frames";
   double stop_pos_weight = 1.0;
   double guided_attention_sigma = 0.2;
   double guided_attention_weight = 0.0;
@@ -62,10 +63,12 @@ struct TrainOptions {
       "forward in bf16; parameters, gradients, optimizer and losses in fp32); CPU and CUDA",
       Choices{"fp32", "bf16"});
     v("step_products", step_products,
-      "CPU: how the recurrent per-step products run: fastest (each shape timed once per process "
-      "against the BLAS; two runs may then round differently), kernel or gemm (one path: runs "
-      "repeat bit for bit)",
-      Choices{"fastest", "kernel", "gemm"});
+      "CPU: how the recurrent per-step products run: kernel (our small-batch kernel wherever it "
+      "applies, up to 128 rows, else the BLAS) or gemm (always the BLAS): one path, so runs, "
+      "ranks and resumed runs round alike; fastest (each shape timed once per process against "
+      "the BLAS: two processes may choose differently, so a resumed run or another rank may "
+      "round differently)",
+      Choices{"kernel", "gemm", "fastest"});
     v("tf32", tf32,
       "CUDA: fp32 matrix products and convolutions in TF32 on Ampere+ GPUs (faster, ~1e-3 "
       "relative error in the products); no effect on the CPU");
@@ -83,6 +86,12 @@ struct TrainOptions {
     v("adam_eps", adam_eps, "Adam epsilon");
     v("grad_clip_thresh", grad_clip_thresh, "global gradient-norm clip; 0 = off");
     v("loss", loss, "mel loss: mse or l1", Choices{"mse", "l1"});
+    v("loss_normalization", loss_normalization,
+      "real_frames: each loss a mean over the real (unpadded) frames of the global batch, so an "
+      "utterance's weight does not depend on what it is batched with (W ranks x B train exactly "
+      "as 1 x W*B); padded_batch: as NVIDIA's Tacotron2Loss, each a mean over every element of "
+      "each rank's padded batch (B x T_max), averaged over the ranks",
+      Choices{"real_frames", "padded_batch"});
     v("stop_pos_weight", stop_pos_weight, "BCE weight of positive stop-token targets");
     v("guided_attention_sigma", guided_attention_sigma, "guided-attention loss width");
     v("guided_attention_weight", guided_attention_weight, "guided-attention loss weight; 0 = off");

@@ -21,9 +21,14 @@ struct Batch {
   std::vector<std::string> ids;
   // Host-side counts, so that statistics need no device synchronization.
   int64_t real_frame_count = 0;  // sum of mel_lengths
-  // Real frames of the whole global batch (every rank's batch of this step), from the sampler's
-  // plan, which every rank knows: the loss weighting needs no collective. 0 outside a plan.
+  // Sum over utterances of decoder steps (mel_length / r, rounded up) x text length: the
+  // (decoder step, text position) pairs the guided-attention loss averages over.
+  int64_t attention_pair_count = 0;
+  // The same counts for the whole global batch (every rank's batch of this step), from the
+  // sampler's plan, which every rank knows: the loss weighting needs no collective. 0 outside a
+  // plan.
   int64_t global_real_frames = 0;
+  int64_t global_attention_pairs = 0;
 
   int64_t size() const { return static_cast<int64_t>(ids.size()); }
   int64_t padded_frames() const;  // B * T_mel

@@ -18,17 +18,28 @@ struct Targets {
   torch::Tensor linear;       // [B, T_mel, n_linear]; needed only when the model predicts it
 };
 
-// Each part is a scalar; parts that are off are undefined tensors. `total` is the sum of the
-// parts, the guided attention part scaled by its weight.
+// Each part is a scalar; parts that are off are undefined tensors. `frames` is the sum of the
+// frame parts (mel, mel_postnet, gate, linear); `total` adds the guided attention part scaled by
+// its weight.
 struct LossParts {
-  torch::Tensor total, mel, mel_postnet, gate, linear, guided_attention;
+  torch::Tensor total, frames, mel, mel_postnet, gate, linear, guided_attention;
 };
 
-// Every part is averaged over the valid (frame < mel_length) elements of the batch; padded
-// frames contribute nothing, whatever the outputs or targets hold there. The guided attention
+// Padded frames contribute no error, whatever the outputs or targets hold there. Under
+// train.loss_normalization real_frames every frame part is averaged over the valid (frame <
+// mel_length) elements of the batch; under padded_batch it is that error summed and divided by
+// every element of the padded batch (B x T x C, as NVIDIA's Tacotron2Loss: MSELoss and
+// BCEWithLogitsLoss of its masked outputs against zero-padded targets). The guided attention
 // part averages over valid (decoder step, text position) pairs and is reported unweighted.
 LossParts compute_loss(const TacotronOutput& out, const Targets& targets,
                        const torch::Tensor& text_lengths, const config::TrainOptions& options);
+
+// The objective one rank back-propagates: the frame parts scaled by `frame_weight` plus the
+// guided attention part, with its train.guided_attention_weight, scaled by `pair_weight`. The
+// trainer chooses the weights so that the ranks' reduced gradient is that of the global batch's
+// loss (see Run::loss_weights in src/train/trainer.cpp).
+torch::Tensor weighted_total(const LossParts& parts, double frame_weight, double pair_weight,
+                             const config::TrainOptions& options);
 
 // Guided attention penalty W[b, n, t] = 1 - exp(-(n/N_b - t/T_b)^2 / (2 sigma^2)) for decoder
 // steps n < N_b and text positions t < T_b, 0 elsewhere. decoder_lengths, text_lengths int64 [B].
