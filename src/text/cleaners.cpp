@@ -6,14 +6,23 @@
 #include <string_view>
 #include <utility>
 
+#include "tts/text/inflect_numbers.h"
+
 namespace tts::text {
 namespace {
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool is_alnum(char c) { return is_digit(c) || is_alpha(c); }
+// Python's \s on ASCII: the information separators 0x1C-0x1F count as whitespace too.
 bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' ||
+         (c >= '\x1c' && c <= '\x1f');
+}
+// A byte of a \w character of Python's: ASCII letters, digits and '_', and (taking every
+// non-ASCII character left after transliteration as a letter) any byte of a multi-byte one.
+bool is_word_byte(char c) {
+  return is_alnum(c) || c == '_' || static_cast<unsigned char>(c) >= 0x80;
 }
 char to_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
@@ -84,6 +93,57 @@ const char* ascii_spelling(char32_t code) {
     if (code == from) return to;
   }
   return nullptr;
+}
+
+// Python's unidecode 1.3 spells these otherwise than ascii_spelling() does (and spells every
+// symbol of U+00A0..U+00BF and every C1 control). NVIDIA's english_cleaners starts with unidecode,
+// so "£5" there is "psfive" and an em dash is "--".
+constexpr std::array<const char*, 32> kUnidecodeLatin1Symbols = {
+    " ",  "!", "C/", "PS",  "$?", "Y=",  "|",    "SS",   "\"",   "(c)", "a",
+    "<<", "!", "",   "(r)", "-",  "deg", "+-",   "2",    "3",    "'",   "u",
+    "P",  "*", ",",  "1",   "o",  ">>",  " 1/4", " 1/2", " 3/4", "?"};
+constexpr std::pair<char32_t, const char*> kUnidecodeDifferences[] = {
+    {0x14A, "ng"}, {0x14B, "NG"},  {0x201A, ","},  {0x201E, ",,"}, {0x2033, "''"}, {0x2039, "<"},
+    {0x203A, ">"}, {0x2014, "--"}, {0x2015, "--"}, {0x1E9E, "Ss"}, {0x200B, " "},
+};
+// unidecode keeps the letter of a combining Latin small letter (U+0363..U+036F).
+constexpr std::array<const char*, 13> kCombiningLetters = {"a", "e", "i", "o", "u", "c", "d",
+                                                           "h", "m", "r", "t", "v", "x"};
+
+const char* unidecode_spelling(char32_t code) {
+  if (code >= 0x80 && code <= 0x9F) return "";
+  if (code >= 0xA0 && code <= 0xBF) return kUnidecodeLatin1Symbols[code - 0xA0];
+  if (code >= 0x363 && code <= 0x36F) return kCombiningLetters[code - 0x363];
+  for (const auto& [from, to] : kUnidecodeDifferences) {
+    if (code == from) return to;
+  }
+  return ascii_spelling(code);
+}
+
+// Replaces every non-ASCII character that `spelling` has an ASCII spelling for.
+std::string transliterate_with(const std::string& text, const char* (*spelling)(char32_t)) {
+  std::string out;
+  out.reserve(text.size());
+  size_t i = 0;
+  while (i < text.size()) {
+    if (static_cast<unsigned char>(text[i]) < 0x80) {
+      out += text[i++];
+      continue;
+    }
+    size_t length = 1;
+    char32_t code = decode(text, i, length);
+    const char* ascii = spelling(code);
+    if (ascii != nullptr) {
+      out += ascii;
+    } else if (length == 1) {  // a stray Latin-1 byte: re-encode it as UTF-8
+      out += static_cast<char>(0xC0 | (code >> 6));
+      out += static_cast<char>(0x80 | (code & 0x3F));
+    } else {
+      out.append(text, i, length);
+    }
+    i += length;
+  }
+  return out;
 }
 
 // ---- numbers -----------------------------------------------------------------------------------
@@ -361,33 +421,28 @@ std::string expand_numbers(const std::string& text) {
 }
 
 std::string transliterate(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  size_t i = 0;
-  while (i < text.size()) {
-    if (static_cast<unsigned char>(text[i]) < 0x80) {
-      out += text[i++];
-      continue;
-    }
-    size_t length = 1;
-    char32_t code = decode(text, i, length);
-    const char* spelling = ascii_spelling(code);
-    if (spelling != nullptr) {
-      out += spelling;
-    } else if (length == 1) {  // a stray Latin-1 byte: re-encode it as UTF-8
-      out += static_cast<char>(0xC0 | (code >> 6));
-      out += static_cast<char>(0x80 | (code & 0x3F));
-    } else {
-      out.append(text, i, length);
-    }
-    i += length;
-  }
-  return out;
+  return transliterate_with(text, ascii_spelling);
+}
+
+std::string unidecode(const std::string& text) {
+  return transliterate_with(text, unidecode_spelling);
 }
 
 std::string lowercase(const std::string& text) {
   std::string out = text;
   for (char& c : out) c = to_lower(c);
+  return out;
+}
+
+std::string collapse_whitespace_runs(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  bool after_space = false;
+  for (char c : text) {
+    bool space = is_space(c);
+    if (!(space && after_space)) out += space ? ' ' : c;
+    after_space = space;
+  }
   return out;
 }
 
@@ -408,25 +463,27 @@ std::string collapse_whitespace(const std::string& text) {
 }
 
 std::string expand_abbreviations(const std::string& text) {
-  std::string out;
-  out.reserve(text.size() + 16);
-  size_t i = 0;
-  while (i < text.size()) {
-    bool replaced = false;
-    if (is_alpha(text[i]) && (i == 0 || !is_alnum(text[i - 1]))) {
-      for (const auto& [abbreviation, expansion] : kAbbreviations) {
-        size_t end = i + abbreviation.size();
-        if (end < text.size() && text[end] == '.' && word_at(text, i, abbreviation)) {
-          out += expansion;
-          i = end + 1;
-          replaced = true;
-          break;
-        }
+  // One pass per abbreviation, in the list's order, as keithito's regexes run: an expansion can
+  // take away the word boundary that a later abbreviation needs ("st.co." -> "saintco.").
+  std::string current = text;
+  for (const auto& [abbreviation, expansion] : kAbbreviations) {
+    std::string out;
+    out.reserve(current.size() + 16);
+    size_t i = 0;
+    while (i < current.size()) {
+      size_t end = i + abbreviation.size();
+      bool at_word_start = i == 0 || !is_word_byte(current[i - 1]);
+      if (at_word_start && end < current.size() && current[end] == '.' &&
+          word_at(current, i, abbreviation)) {
+        out += expansion;
+        i = end + 1;
+      } else {
+        out += current[i++];
       }
     }
-    if (!replaced) out += text[i++];
+    current = std::move(out);
   }
-  return out;
+  return current;
 }
 
 // ---- cleaners ----------------------------------------------------------------------------------
@@ -438,13 +495,19 @@ std::string transliteration_cleaners(const std::string& text) {
 }
 
 std::string english_cleaners(const std::string& text) {
+  return collapse_whitespace_runs(
+      expand_abbreviations(normalize_numbers(lowercase(unidecode(text)))));
+}
+
+std::string english_cleaners_corrected(const std::string& text) {
   // Numbers first, so that '£' is still there to be read (a transliteration to ASCII first
   // would turn "£5" into "PS5", as Python's unidecode does in keithito's cleaners).
   return collapse_whitespace(expand_abbreviations(lowercase(transliterate(expand_numbers(text)))));
 }
 
 std::vector<std::string> cleaner_names() {
-  return {"basic_cleaners", "transliteration_cleaners", "english_cleaners"};
+  return {"basic_cleaners", "transliteration_cleaners", "english_cleaners",
+          "english_cleaners_corrected"};
 }
 
 }  // namespace tts::text

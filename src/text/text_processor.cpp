@@ -20,6 +20,7 @@ Cleaner find_cleaner(const std::string& name) {
   if (name == "basic_cleaners") return basic_cleaners;
   if (name == "transliteration_cleaners") return transliteration_cleaners;
   if (name == "english_cleaners") return english_cleaners;
+  if (name == "english_cleaners_corrected") return english_cleaners_corrected;
   throw UsageError(fmt::format("config: text.cleaners: unknown cleaner '{}'; expected one of {}",
                                name, fmt::join(cleaner_names(), ", ")));
 }
@@ -123,9 +124,16 @@ std::string TextProcessor::clean(const std::string& raw) const {
     if (close == std::string::npos) open = close = raw.size();
     std::string segment = raw.substr(i, open - i);
     std::string cleaned = state_->run_cleaners(segment);
-    if (!cleaned.empty() && !out.empty() && is_space(segment.front())) out += ' ';
+    // The space between text and a phoneme group, unless the cleaners kept it (NVIDIA's
+    // english_cleaners does not trim).
+    if (!cleaned.empty() && !out.empty() && is_space(segment.front()) && cleaned.front() != ' ') {
+      out += ' ';
+    }
     out += cleaned;
-    if (!cleaned.empty() && open < raw.size() && is_space(segment.back())) out += ' ';
+    if (!cleaned.empty() && open < raw.size() && is_space(segment.back()) &&
+        cleaned.back() != ' ') {
+      out += ' ';
+    }
     if (open >= raw.size()) break;
     std::string phonemes;
     for (size_t k = open + 1; k < close; ++k) {

@@ -1,6 +1,7 @@
-// Cleaners, rule by rule. Where a sentence is LJSpeech's, the expected text is LJSpeech-1.1's own
-// normalized transcript of it (lowercased), so these tests also check that our normalization
-// agrees with the one the corpus was read from.
+// Cleaners, rule by rule, and english_cleaners_corrected's numbers. Where a sentence is LJSpeech's,
+// the expected text is LJSpeech-1.1's own normalized transcript of it (lowercased), so these tests
+// also check that our normalization agrees with the one the corpus was read from. NVIDIA's
+// readings (english_cleaners) are tested in test_nvidia_cleaners.cpp.
 #include <gtest/gtest.h>
 
 #include "tts/text/cleaners.h"
@@ -53,18 +54,19 @@ TEST(NumberWords, Ordinals) {
 
 TEST(ExpandNumbers, LJSpeechSentencesWithCardinalsAndYears) {
   // LJ002-0013
-  EXPECT_EQ(english_cleaners(
+  EXPECT_EQ(english_cleaners_corrected(
                 "till, 1808, the lowest point was touched of 197 debtors and 182 felons, or 379 "
                 "in all."),
             "till, eighteen oh eight, the lowest point was touched of one hundred ninety-seven "
             "debtors and one hundred eighty-two felons, or three hundred seventy-nine in all.");
   // LJ002-0014
-  EXPECT_EQ(english_cleaners("The numbers soon increased, however, and by 1811 had again risen "
-                             "to 629;"),
-            "the numbers soon increased, however, and by eighteen eleven had again risen to six "
-            "hundred twenty-nine;");
+  EXPECT_EQ(
+      english_cleaners_corrected("The numbers soon increased, however, and by 1811 had again risen "
+                                 "to 629;"),
+      "the numbers soon increased, however, and by eighteen eleven had again risen to six "
+      "hundred twenty-nine;");
   // LJ004-0107: a year in parentheses
-  EXPECT_EQ(english_cleaners("the 24 George the third c. 54, s. 4 (1784)"),
+  EXPECT_EQ(english_cleaners_corrected("the 24 George the third c. 54, s. 4 (1784)"),
             "the twenty-four george the third c. fifty-four, s. four (seventeen eighty-four)");
 }
 
@@ -91,7 +93,7 @@ TEST(ExpandNumbers, DecimalsAreNotThousandsSeparators) {
 
 TEST(ExpandNumbers, Ordinals) {
   // LJ002-0156: "on twenty-second August"
-  EXPECT_EQ(english_cleaners("Thomas Dobson, on 22nd August, 1799,"),
+  EXPECT_EQ(english_cleaners_corrected("Thomas Dobson, on 22nd August, 1799,"),
             "thomas dobson, on twenty-second august, seventeen ninety-nine,");
   EXPECT_EQ(expand_numbers("the 1st and the 3RD"), "the first and the third");
   EXPECT_EQ(expand_numbers("the 101st"), "the one hundred first");
@@ -102,7 +104,7 @@ TEST(ExpandNumbers, Ordinals) {
 
 TEST(ExpandNumbers, Dollars) {
   // LJ032-0035
-  EXPECT_EQ(english_cleaners("a U.S. postal money order for $21.45,"),
+  EXPECT_EQ(english_cleaners_corrected("a U.S. postal money order for $21.45,"),
             "a u.s. postal money order for twenty-one dollars, forty-five cents,");
   EXPECT_EQ(expand_numbers("$1"), "one dollar");
   EXPECT_EQ(expand_numbers("$1.01"), "one dollar, one cent");
@@ -117,14 +119,14 @@ TEST(ExpandNumbers, Dollars) {
 
 TEST(ExpandNumbers, Pounds) {
   // LJ002-0199 and LJ002-0130
-  EXPECT_EQ(english_cleaners("bought by the Crown for \xC2\xA3"
-                             "10,500."),
+  EXPECT_EQ(english_cleaners_corrected("bought by the Crown for \xC2\xA3"
+                                       "10,500."),
             "bought by the crown for ten thousand, five hundred pounds.");
-  EXPECT_EQ(english_cleaners("\xC2\xA3"
-                             "285,950; in other words"),
+  EXPECT_EQ(english_cleaners_corrected("\xC2\xA3"
+                                       "285,950; in other words"),
             "two hundred eighty-five thousand, nine hundred fifty pounds; in other words");
-  EXPECT_EQ(english_cleaners("\xC2\xA3"
-                             "1,000"),
+  EXPECT_EQ(english_cleaners_corrected("\xC2\xA3"
+                                       "1,000"),
             "one thousand pounds");
   EXPECT_EQ(expand_numbers("\xC2\xA3"
                            "1"),
@@ -139,10 +141,10 @@ TEST(ExpandNumbers, Pounds) {
 
 TEST(ExpandNumbers, Percent) {
   // LJ004-0180
-  EXPECT_EQ(english_cleaners("as much as a 100% in a couple of years;"),
+  EXPECT_EQ(english_cleaners_corrected("as much as a 100% in a couple of years;"),
             "as much as a one hundred percent in a couple of years;");
   // LJ021-0179
-  EXPECT_EQ(english_cleaners("her war bonds bearing 5% interest,"),
+  EXPECT_EQ(english_cleaners_corrected("her war bonds bearing 5% interest,"),
             "her war bonds bearing five percent interest,");
   EXPECT_EQ(expand_numbers("3.5%"), "three point five percent");
 }
@@ -211,6 +213,15 @@ TEST(Cleaners, BasicLowercasesAndCollapsesWhitespace) {
   EXPECT_EQ(basic_cleaners("  Printing,\tin the  ONLY sense\n"), "printing, in the only sense");
   EXPECT_EQ(basic_cleaners("Mr. 1884"), "mr. 1884");  // no expansion
   EXPECT_EQ(basic_cleaners(""), "");
+}
+
+TEST(Cleaners, EnglishCleanersCorrectedTrimsAndKeepsPounds) {
+  EXPECT_EQ(english_cleaners_corrected("  Mr.  Smith paid \xC2\xA3"
+                                       "5 "),
+            "mister smith paid five pounds");
+  EXPECT_EQ(english_cleaners("  Mr.  Smith paid \xC2\xA3"
+                             "5 "),
+            " mister smith paid psfive ");
 }
 
 TEST(Cleaners, TransliterationCleaners) {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "tts/core/error.h"
+#include "tts/text/cleaners.h"
 #include "tts/text/symbols.h"
 #include "tts/text/text_processor.h"
 
@@ -50,6 +51,17 @@ TEST(TextProcessor, UnknownCleanerIsAUsageErrorNamingTheValidOnes) {
     EXPECT_NE(message.find("englsh_cleaners"), std::string::npos) << message;
     EXPECT_NE(message.find("basic_cleaners"), std::string::npos) << message;
   }
+}
+
+TEST(TextProcessor, EveryListedCleanerIsAccepted) {
+  for (const auto& name : tts::text::cleaner_names()) {
+    TextProcessor processor(options({name}));
+    EXPECT_FALSE(processor.clean("Mr. Smith").empty()) << name;
+  }
+  EXPECT_EQ(TextProcessor(options({"english_cleaners_corrected"}))
+                .clean("\xC2\xA3"
+                       "5"),
+            "five pounds");
 }
 
 TEST(TextProcessor, IdsEndWithEosAndRoundTrip) {
