@@ -118,7 +118,8 @@ for n in $nproc_list; do
     tail -n 20 "$run.log" >&2
     exit 1
   fi
-  per_rank=$(grep -o 'batch [0-9]* per rank' "$run.log" | head -n 1 | grep -o '[0-9]*')
+  # One sed that stops at the first match, no pipe (head in a pipeline fails it under pipefail).
+  per_rank=$(sed -n -E '/batch [0-9]+ per rank/{s/.*batch ([0-9]+) per rank.*/\1/p;q}' "$run.log")
   results+=("ranks=$n per_rank=$per_rank $(summarize "$run/metrics.jsonl")")
 done
 

@@ -26,7 +26,9 @@ fi
 
 missing=()
 for package in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+  # A comparison, not `dpkg-query | grep -q`: under pipefail that fails whenever grep closes the
+  # pipe before dpkg-query is done writing.
+  if [ "$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null)" != "install ok installed" ]; then
     missing+=("$package")
   fi
 done
