@@ -15,6 +15,9 @@ packages=(
   libgtest-dev libgmock-dev
   libsndfile1-dev libsoxr-dev zlib1g-dev
   libfftw3-dev            # FFTW: the CPU STFT of feature extraction
+  libcairo2-dev           # Cairo draws the plots (axes, text, PNG)
+  fonts-dejavu-core       # the plots' font
+  chromium                # headless, the report's tests render it in a real browser
   espeak-ng               # generates the small speech corpus of tests and the quickstart
   clang-format
   ccache                  # rebuilds of an unchanged tree (CI from a fresh clone) come from its cache

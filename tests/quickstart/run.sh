@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The quickstart as a new user runs it, checked: scripts/quickstart.sh with a few training steps
 # must exit 0 and end with its summary (alignment scores, then "Done. Look at:") having made the
-# run's checkpoint, plots, sample and the synthesized sentence. Outside ctest, like
+# run's checkpoint, plots, sample, the synthesized sentence with its plots and the report. Outside ctest, like
 # tests/slurm/run.sh: it runs setup.sh (root, to install what is missing) and builds tts-train.
 #   tests/quickstart/run.sh [BUILD_DIR]   (default: build/, reused when already built)
 # STEPS (default 4) sets the training length; the work and its log go to a scratch folder that is
@@ -36,7 +36,8 @@ grep -Eq "^  step $steps: diagonal score [0-9.]+, focus rate [0-9.]+$" "$log" ||
 awk '/^Done\. Look at:$/ { done = 1; next } done && !/^  / { bad = 1 } END { exit !(done && !bad) }' \
   "$log" || fail "the log does not end with the 'Done. Look at:' summary"
 for file in run/checkpoints/latest "run/plots/step_${steps}_alignment.png" \
-  "run/plots/step_${steps}_mel.png" "run/samples/step_$steps.wav" sample.wav; do
+  "run/plots/step_${steps}_mel.png" "run/samples/step_$steps.wav" sample.wav \
+  sample.alignment.png sample.mel.png report.html; do
   [ -s "$work/quickstart/$file" ] || fail "the quickstart did not make $file"
 done
 rm -rf "$work"
