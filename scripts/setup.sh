@@ -5,6 +5,7 @@
 # a virtual environment under .deps/ (ignored by git), reusing pip's download cache.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+# shellcheck source=lib/torch_env.sh
 source "$root/scripts/lib/torch_env.sh"
 
 packages=(
