@@ -1,9 +1,12 @@
 #include "tts/train/plots.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <sstream>
 
 #include "plot_canvas.h"
 #include "tts/core/error.h"
@@ -128,8 +131,9 @@ Plot mel_plot(const MelPlotInput& input) {
     plot.regions[fmt::format("panel{}", i)] = drawn;
     y += panel_height + gap - 20;
   }
-  double mels_bottom = y - gap + 26;
-  Rect bar{left + width + 20, top + 20, 18, mels_bottom - top - 46};
+  // The colour bar spans the panels, from the first one's top to the last one's bottom.
+  const Rect& last = plot.regions[fmt::format("panel{}", input.panels.size() - 1)];
+  Rect bar{left + width + 20, top + 20, 18, last.y + last.height - top - 20};
   canvas.colorbar(bar, lo, hi, "log mel magnitude");
   plot.regions["colorbar"] = bar;
 
@@ -268,6 +272,55 @@ Plot scaling_plot(const std::vector<ScalingPoint>& points, const std::string& ti
   plot.regions = {{"speedup", speed.frame}, {"efficiency", eff.frame}, {"phases", bars.frame}};
   plot.png = canvas.png();
   return plot;
+}
+
+std::vector<ScalingPoint> parse_scaling_table(const std::string& text, const std::string& source) {
+  auto split = [](const std::string& line) {
+    std::vector<std::string> cells;
+    std::stringstream stream(line);
+    for (std::string cell; std::getline(stream, cell, '\t');) cells.push_back(cell);
+    return cells;
+  };
+  std::stringstream lines(text);
+  std::string header_line;
+  TTS_CHECK(std::getline(lines, header_line), "{}: empty; expected a header row (ranks, ...)",
+            source);
+  std::vector<std::string> header = split(header_line);
+  const std::vector<std::string> needed{"ranks",          "mel_frames_per_s", "step_s",
+                                        "data_wait_s",    "forward_s",        "backward_s",
+                                        "comm_exposed_s", "optimizer_s"};
+  std::vector<size_t> column(needed.size());
+  for (size_t i = 0; i < needed.size(); ++i) {
+    auto it = std::find(header.begin(), header.end(), needed[i]);
+    TTS_CHECK(it != header.end(),
+              "{}: line 1 has no column '{}'; expected tab-separated columns {} (as "
+              "scripts/bench_scaling.sh writes)",
+              source, needed[i], fmt::join(needed, ", "));
+    column[i] = static_cast<size_t>(it - header.begin());
+  }
+  std::vector<ScalingPoint> points;
+  int number = 1;
+  for (std::string line; std::getline(lines, line);) {
+    ++number;
+    if (line.empty()) continue;
+    std::vector<std::string> cells = split(line);
+    double values[8];
+    for (size_t i = 0; i < needed.size(); ++i) {
+      const std::string cell = column[i] < cells.size() ? cells[column[i]] : "";
+      char* end = nullptr;
+      values[i] = std::strtod(cell.c_str(), &end);
+      TTS_CHECK(!cell.empty() && *end == '\0' && std::isfinite(values[i]) && values[i] >= 0,
+                "{}: line {}, column {}: expected a number >= 0, found '{}'", source, number,
+                needed[i], cell);
+    }
+    TTS_CHECK(values[0] >= 1 && values[0] == std::floor(values[0]),
+              "{}: line {}: ranks must be a whole number >= 1, found {}", source, number,
+              values[0]);
+    points.push_back({static_cast<int>(values[0]), values[1], values[2], values[3], values[4],
+                      values[5], values[6], values[7]});
+  }
+  TTS_CHECK(!points.empty(), "{}: no rows after the header", source);
+  return points;
 }
 
 }  // namespace tts::train

@@ -223,3 +223,28 @@ TEST(ScalingPlot, DrawsSpeedupEfficiencyAndPhaseBars) {
 }
 
 TEST(Png, DecodeRefusesWhatIsNotAPng) { EXPECT_THROW(decode_png("not a png"), tts::Error); }
+
+TEST(ScalingTable, ReadsColumnsByNameAndSaysWhereAValueIsWrong) {
+  auto points = tts::train::parse_scaling_table(
+      "ranks\tglobal_batch\tmel_frames_per_s\tstep_s\tdata_wait_s\tforward_s\tbackward_s\t"
+      "comm_exposed_s\toptimizer_s\n"
+      "1\t4\t1000\t0.5\t0.01\t0.2\t0.25\t0\t0.02\n"
+      "2\t8\t1900\t0.52\t0.01\t0.2\t0.25\t0.03\t0.02\n",
+      "scaling.tsv");
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_EQ(points[1].ranks, 2);
+  EXPECT_DOUBLE_EQ(points[1].mel_frames_per_s, 1900);
+  EXPECT_DOUBLE_EQ(points[1].comm_s, 0.03);
+  EXPECT_DOUBLE_EQ(points[0].optimizer_s, 0.02);
+  try {
+    tts::train::parse_scaling_table(
+        "ranks\tmel_frames_per_s\tstep_s\tdata_wait_s\tforward_s\tbackward_s\tcomm_exposed_s\t"
+        "optimizer_s\n1\t1000\tslow\t0\t0\t0\t0\t0\n",
+        "t.tsv");
+    FAIL() << "no error";
+  } catch (const tts::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("t.tsv: line 2, column step_s"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(tts::train::parse_scaling_table("ranks\tstep_s\n1\t0.5\n", "t.tsv"), tts::Error);
+}
