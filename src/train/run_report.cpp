@@ -246,7 +246,7 @@ std::string svg_chart(const std::string& id, const std::vector<Series>& series_i
   const double width = 640;
   const double height = 300;
   const double left = 64;
-  const double right = 12;
+  const double right = 24;  // room for the last x tick label
   const double top = 12;
   const double bottom = 40;
   double x_lo = INFINITY;
