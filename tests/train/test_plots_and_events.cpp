@@ -58,9 +58,10 @@ TEST(EventWriter, WritesFramedRecordsWithValidChecksums) {
     EXPECT_EQ(le32(bytes, at + 8), masked(bytes.substr(at, 8)));
     std::string data = bytes.substr(at + 12, length);
     EXPECT_EQ(le32(bytes, at + 12 + length), masked(data));
-    if (records == 0) EXPECT_NE(data.find("brain.Event:2"), std::string::npos);
-    if (records == 1) EXPECT_NE(data.find("train/loss"), std::string::npos);
-    if (records == 2) EXPECT_NE(data.find("\x89PNG"), std::string::npos);
+    const char* expected[] = {"brain.Event:2", "train/loss", "\x89PNG"};
+    if (records < 3) {
+      EXPECT_NE(data.find(expected[records]), std::string::npos) << "record " << records;
+    }
     at += 12 + length + 4;
     ++records;
   }
