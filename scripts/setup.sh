@@ -21,6 +21,7 @@ packages=(
   chromium                # headless, the report's tests render it in a real browser
   espeak-ng               # generates the small speech corpus of tests and the quickstart
   clang-format
+  shellcheck              # CI checks the shell scripts
   ccache                  # rebuilds of an unchanged tree (CI from a fresh clone) come from its cache
   libopenblas0-pthread    # the BLAS apt's Recommends bring with libtorch-dev: what Debian users run
 )
