@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The quickstart as a new user runs it, checked: scripts/quickstart.sh with a few training steps
 # must exit 0 and end with its summary (alignment scores, then "Done. Look at:") having made the
-# run's checkpoint, plots, sample, the synthesized sentence with its plots and the report. Outside ctest, like
+# run's checkpoint, plots, sample, the synthesized sentence with its plots and the report.
+# First, no script of the project pipes into head or grep -q/-m (what made it exit 141). Outside ctest, like
 # tests/slurm/run.sh: it runs setup.sh (root, to install what is missing) and builds tts-train.
 #   tests/quickstart/run.sh [BUILD_DIR]   (default: build/, reused when already built)
 # STEPS (default 4) sets the training length; the work and its log go to a scratch folder that is
@@ -10,6 +11,18 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 build_dir="$(cd "$root" && realpath -m "${1:-build}")"
 steps="${STEPS:-4}"
+# The cause of the quickstart's old exit 141, everywhere: under pipefail, a pipe into a reader that
+# stops early (head, grep -q, grep -m) fails whenever the writer gets SIGPIPE. Timing decides, so
+# no run is a guard; the pattern is.
+early="$(grep -nE '\|[[:space:]]*(head|grep[[:space:]]+(-[a-zA-Z]*[qm]|--quiet|--max-count))' \
+  "$root"/scripts/*.sh "$root"/scripts/lib/*.sh "$root"/scripts/*.sbatch "$root"/.ci/run \
+  "$root"/tests/*/run.sh | grep -vE '^[^:]+:[0-9]+:[[:space:]]*#' || true)"
+if [ -n "$early" ]; then
+  echo "quickstart test: FAILED: a pipe into head or grep -q/-m (SIGPIPE under pipefail); read a file or use sed -n instead:" >&2
+  echo "$early" >&2
+  exit 1
+fi
+
 work="$(mktemp -d "${TMPDIR:-/tmp}/tts_quickstart.XXXXXX")"
 log="$work/quickstart.log"
 
