@@ -36,7 +36,11 @@ std::optional<std::string> read_bounded(const fs::path& path, uint64_t max_bytes
     return std::nullopt;
   }
   uint64_t size = fs::file_size(path, ec);
-  if (ec || size > max_bytes) {
+  if (ec) {
+    *why = "cannot be read: " + ec.message();
+    return std::nullopt;
+  }
+  if (size > max_bytes) {
     *why = fmt::format("{} bytes, more than the {} this report reads", size, max_bytes);
     return std::nullopt;
   }
@@ -64,6 +68,10 @@ std::optional<std::string> read_tail(const fs::path& path, uint64_t max_bytes, b
     return std::nullopt;
   }
   uint64_t size = fs::file_size(path, ec);
+  if (ec) {
+    *why = "cannot be read: " + ec.message();
+    return std::nullopt;
+  }
   std::ifstream in(path, std::ios::binary);
   *cut = size > max_bytes;
   uint64_t start = *cut ? size - max_bytes : 0;
