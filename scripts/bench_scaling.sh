@@ -4,7 +4,9 @@
 # utterances/s, mel frames/s, speedup and scaling efficiency against 1 rank, exposed
 # communication, data wait, rank spread, padding (the share of each rank's padded frames that is
 # padding) and padded-frame imbalance. The figures are the trainer's own phase timers
-# (metrics.jsonl), averaged over the timed steps after the warm-up steps.
+# (metrics.jsonl), averaged over the timed steps after the warm-up steps. The same figures go to
+# WORK/scaling.tsv, and WORK/scaling.png draws them: speedup and efficiency against the rank count
+# with the ideal lines, and the time of a step by phase at each rank count (tts-train plot-scaling).
 #
 #   scripts/bench_scaling.sh [--nproc "1 2"] [--steps 10] [--warmup 2] [--batch B]
 #                            [--threads 1] [--config configs/tiny.yaml] [--data FEATS]
@@ -94,13 +96,16 @@ summarize() {
       s = field("step_s"); n++; time += s
       frames += field("mel_frames_per_s") * s; utts += field("utterances_per_s") * s
       comm += field("comm_exposed_s"); data += field("data_wait_s")
+      forward += field("forward_s"); backward += field("backward_s"); optimizer += field("optimizer_s")
       spread += field("rank_spread"); imbalance += field("padded_frames_imbalance")
       padded += field("padded_frames_per_rank")
     }
     END {
       if (n == 0) { print "steps=0"; exit }
-      printf "steps=%d step_s=%.4f utts=%.2f frames=%.1f comm=%.2f data=%.2f spread=%.3f imbalance=%.3f padded=%.1f\n",
+      printf "steps=%d step_s=%.4f utts=%.2f frames=%.1f comm=%.2f data=%.2f spread=%.3f imbalance=%.3f padded=%.1f",
         n, time / n, utts / time, frames / time, 100 * comm / time, 100 * data / time, spread / n, imbalance / n, padded / n
+      printf " data_s=%.5f forward_s=%.5f backward_s=%.5f comm_s=%.5f optimizer_s=%.5f\n",
+        data / n, forward / n, backward / n, comm / n, optimizer / n
     }' "$1"
 }
 
@@ -118,7 +123,8 @@ for n in $nproc_list; do
     tail -n 20 "$run.log" >&2
     exit 1
   fi
-  per_rank=$(grep -o 'batch [0-9]* per rank' "$run.log" | head -n 1 | grep -o '[0-9]*')
+  # One sed that stops at the first match, no pipe (head in a pipeline fails it under pipefail).
+  per_rank=$(sed -n -E '/batch [0-9]+ per rank/{s/.*batch ([0-9]+) per rank.*/\1/p;q}' "$run.log")
   results+=("ranks=$n per_rank=$per_rank $(summarize "$run/metrics.jsonl")")
 done
 
@@ -147,3 +153,19 @@ for line in "${results[@]}"; do
 done
 echo
 echo "Speedup: mel frames/s against the first row ($base_ranks rank(s)); efficiency: speedup per added rank (1.0 = linear). Runs and logs: $work"
+
+# The table for tts-train plot-scaling, and its picture.
+table="$work/scaling.tsv"
+per_rank_batch=""
+printf 'ranks\tglobal_batch\tmel_frames_per_s\tstep_s\tdata_wait_s\tforward_s\tbackward_s\tcomm_exposed_s\toptimizer_s\n' >"$table"
+for line in "${results[@]}"; do
+  declare -A r=()
+  for pair in $line; do r[${pair%%=*}]=${pair#*=}; done
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "${r[ranks]}" $((r[ranks] * r[per_rank])) "${r[frames]}" \
+    "${r[step_s]}" "${r[data_s]}" "${r[forward_s]}" "${r[backward_s]}" "${r[comm_s]}" "${r[optimizer_s]}" >>"$table"
+  [ -n "$per_rank_batch" ] || per_rank_batch="${r[per_rank]}"
+  unset r
+done
+title="Weak scaling: $(basename "$config"), batch $per_rank_batch per rank, ${threads} thread(s) per rank; $(uname -n), $(nproc) cores$( [ "$gpus" -gt 0 ] && echo ", $gpus GPU(s)"); $(date -u +%Y-%m-%d)"
+"$tts" plot-scaling --table "$table" --title "$title" --out "$work/scaling.png" >&2
+echo "Picture: $work/scaling.png (table: $table)"

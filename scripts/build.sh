@@ -8,6 +8,7 @@
 # -DTorch_DIR=/path/to/libtorch/share/cmake/Torch (README: "Building against your own libtorch").
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+# shellcheck source=lib/torch_env.sh
 source "$root/scripts/lib/torch_env.sh"
 build_dir="${BUILD_DIR:-$default_build_dir}"
 # --target NAME (repeatable) picks what to build; the other arguments go to cmake.

@@ -17,7 +17,7 @@
 # code is non-zero if any step failed.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-cd "$root"
+cd "$root" || exit 1
 out="${OUT:-$root/gpu-check}"
 mkdir -p "$out"
 declare -a summary=()

@@ -5,6 +5,7 @@
 # a virtual environment under .deps/ (ignored by git), reusing pip's download cache.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+# shellcheck source=lib/torch_env.sh
 source "$root/scripts/lib/torch_env.sh"
 
 packages=(
@@ -15,8 +16,12 @@ packages=(
   libgtest-dev libgmock-dev
   libsndfile1-dev libsoxr-dev zlib1g-dev
   libfftw3-dev            # FFTW: the CPU STFT of feature extraction
+  libcairo2-dev           # Cairo draws the plots (axes, text, PNG)
+  fonts-dejavu-core       # the plots' font
+  chromium                # headless, the report's tests render it in a real browser
   espeak-ng               # generates the small speech corpus of tests and the quickstart
   clang-format
+  shellcheck              # CI checks the shell scripts
   ccache                  # rebuilds of an unchanged tree (CI from a fresh clone) come from its cache
   libopenblas0-pthread    # the BLAS apt's Recommends bring with libtorch-dev: what Debian users run
 )
@@ -26,7 +31,9 @@ fi
 
 missing=()
 for package in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+  # A comparison, not `dpkg-query | grep -q`: under pipefail that fails whenever grep closes the
+  # pipe before dpkg-query is done writing.
+  if [ "$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null)" != "install ok installed" ]; then
     missing+=("$package")
   fi
 done

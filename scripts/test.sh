@@ -6,6 +6,7 @@
 # test runs on the CPU and the GPU-only ones skip, saying why).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+# shellcheck source=lib/torch_env.sh
 source "$root/scripts/lib/torch_env.sh"
 build_dir="${BUILD_DIR:-$default_build_dir}"
 "$root/scripts/setup.sh" --torch "$torch_flavor"

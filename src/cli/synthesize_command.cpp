@@ -1,4 +1,5 @@
-// tts-train synthesize: text -> mel (and linear) -> Griffin-Lim WAV, with an alignment plot.
+// tts-train synthesize: text -> mel (and linear) -> Griffin-Lim WAV; with --plot, the alignment
+// and mel plots that validation draws.
 #include <torch/torch.h>
 
 #include <filesystem>
@@ -14,7 +15,7 @@
 #include "tts/model/tacotron2.h"
 #include "tts/text/text_processor.h"
 #include "tts/train/checkpoint.h"
-#include "tts/train/png.h"
+#include "tts/train/plot_tensors.h"
 
 namespace tts::cli {
 namespace fs = std::filesystem;
@@ -25,6 +26,7 @@ struct SynthesizeArgs {
   std::string text;
   std::string text_file;
   std::string out;
+  bool plot = false;
 };
 
 void write_tensor_npy(const std::string& path, const torch::Tensor& tensor) {
@@ -43,6 +45,8 @@ Runner setup_synthesize(CLI::App& app) {
   app.add_option("--out", args->out,
                  "output .wav (one sentence) or directory (one N.wav per sentence)")
       ->required();
+  app.add_flag("--plot", args->plot,
+               "also write STEM.alignment.png and STEM.mel.png (mel and stop-token probability)");
   return [args]() {
     std::vector<std::string> sentences;
     if (!args->text.empty()) sentences.push_back(args->text);
@@ -92,12 +96,23 @@ Runner setup_synthesize(CLI::App& app) {
         samples = processor.mel_to_wav(mel);
       }
       audio::write_wav(stem + ".wav", samples, config.audio.sample_rate);
-      auto alignment = out.alignments[0].to(torch::kFloat).t().contiguous();
-      std::vector<float> values(alignment.data_ptr<float>(),
-                                alignment.data_ptr<float>() + alignment.numel());
-      write_file_atomic(stem + ".alignment.png",
-                        train::heatmap_png(values, static_cast<int>(alignment.size(0)),
-                                           static_cast<int>(alignment.size(1)), 2));
+      if (args->plot) {
+        std::string what = fmt::format("sentence {}", i + 1);
+        write_file_atomic(stem + ".alignment.png",
+                          train::utterance_alignment_plot(out.alignments[0], checkpoint.state.step,
+                                                          what, "synthesized")
+                              .png);
+        train::MelPlotInput plot;
+        plot.step = checkpoint.state.step;
+        plot.utterance = what;
+        plot.seconds_per_frame =
+            static_cast<double>(config.audio.hop_length) / config.audio.sample_rate;
+        plot.stop_threshold = config.model.gate_threshold;
+        plot.panels.push_back(train::mel_panel("synthesized (postnet)", mel));
+        plot.stop.push_back(train::stop_curve("stop-token probability",
+                                              torch::sigmoid(out.gate[0].slice(0, 0, frames))));
+        write_file_atomic(stem + ".mel.png", train::mel_plot(plot).png);
+      }
       bool stopped = frames < config.model.max_decoder_steps * config.model.n_frames_per_step;
       log->info("{}.wav: {:.2f} s, {} frames{} - \"{}\"", stem,
                 static_cast<double>(samples.size()) / config.audio.sample_rate, frames,

@@ -1,112 +1,28 @@
 #include "tts/train/png.h"
 
-#include <zlib.h>
+#include <cairo.h>
 
-#include <algorithm>
-#include <array>
-#include <cmath>
+#include <cstring>
 
 #include "tts/core/error.h"
 
 namespace tts::train {
 namespace {
 
-void put_u32(std::string& out, uint32_t value) {
-  out.push_back(static_cast<char>(value >> 24));
-  out.push_back(static_cast<char>(value >> 16));
-  out.push_back(static_cast<char>(value >> 8));
-  out.push_back(static_cast<char>(value));
-}
+struct Reader {
+  const std::string* bytes;
+  size_t at = 0;
+};
 
-void put_chunk(std::string& out, const char* type, const std::string& data) {
-  put_u32(out, static_cast<uint32_t>(data.size()));
-  std::string body = std::string(type, 4) + data;
-  out += body;
-  put_u32(out, static_cast<uint32_t>(
-                   crc32(0, reinterpret_cast<const Bytef*>(body.data()), body.size())));
-}
-
-// Viridis, sampled at 9 points; interpolated linearly.
-constexpr std::array<std::array<float, 3>, 9> kViridis{{{68, 1, 84},
-                                                        {71, 44, 122},
-                                                        {59, 81, 139},
-                                                        {44, 113, 142},
-                                                        {33, 144, 141},
-                                                        {39, 173, 129},
-                                                        {92, 200, 99},
-                                                        {170, 220, 50},
-                                                        {253, 231, 37}}};
-
-std::array<uint8_t, 3> viridis(float t) {
-  t = std::clamp(t, 0.0f, 1.0f) * static_cast<float>(kViridis.size() - 1);
-  auto index = std::min(static_cast<size_t>(t), kViridis.size() - 2);
-  float frac = t - static_cast<float>(index);
-  std::array<uint8_t, 3> color{};
-  for (size_t c = 0; c < 3; ++c) {
-    float value = kViridis[index][c] * (1 - frac) + kViridis[index + 1][c] * frac;
-    color[c] = static_cast<uint8_t>(std::lround(value));
-  }
-  return color;
+cairo_status_t read_from_string(void* closure, unsigned char* data, unsigned int length) {
+  auto* reader = static_cast<Reader*>(closure);
+  if (reader->bytes->size() - reader->at < length) return CAIRO_STATUS_READ_ERROR;
+  std::memcpy(data, reader->bytes->data() + reader->at, length);
+  reader->at += length;
+  return CAIRO_STATUS_SUCCESS;
 }
 
 }  // namespace
-
-std::string encode_png(const std::vector<uint8_t>& rgb, int width, int height) {
-  TTS_CHECK(width > 0 && height > 0 &&
-                rgb.size() == static_cast<size_t>(width) * static_cast<size_t>(height) * 3,
-            "encode_png: {} bytes do not make a {}x{} RGB image", rgb.size(), width, height);
-  std::string raw;  // each row: filter byte 0, then the pixels
-  raw.reserve(rgb.size() + static_cast<size_t>(height));
-  size_t stride = static_cast<size_t>(width) * 3;
-  for (int y = 0; y < height; ++y) {
-    raw.push_back('\0');
-    raw.append(reinterpret_cast<const char*>(rgb.data()) + static_cast<size_t>(y) * stride, stride);
-  }
-  uLongf compressed_size = compressBound(raw.size());
-  std::string compressed(compressed_size, '\0');
-  int status = compress2(reinterpret_cast<Bytef*>(compressed.data()), &compressed_size,
-                         reinterpret_cast<const Bytef*>(raw.data()), raw.size(), 6);
-  TTS_CHECK(status == Z_OK, "encode_png: zlib compression failed ({})", status);
-  compressed.resize(compressed_size);
-
-  std::string png("\x89PNG\r\n\x1a\n", 8);
-  std::string header;
-  put_u32(header, static_cast<uint32_t>(width));
-  put_u32(header, static_cast<uint32_t>(height));
-  header += std::string("\x08\x02\x00\x00\x00", 5);  // 8-bit, RGB, deflate, no filter, no interlace
-  put_chunk(png, "IHDR", header);
-  put_chunk(png, "IDAT", compressed);
-  put_chunk(png, "IEND", "");
-  return png;
-}
-
-std::string heatmap_png(const std::vector<float>& values, int rows, int cols, int scale) {
-  TTS_CHECK(rows > 0 && cols > 0 && values.size() == static_cast<size_t>(rows) * cols,
-            "heatmap_png: {} values do not make a {}x{} matrix", values.size(), rows, cols);
-  float low = INFINITY;
-  float high = -INFINITY;
-  for (float v : values) {
-    if (!std::isfinite(v)) continue;
-    low = std::min(low, v);
-    high = std::max(high, v);
-  }
-  float range = high > low ? high - low : 1.0f;
-  int width = cols * scale;
-  int height = rows * scale;
-  std::vector<uint8_t> rgb(static_cast<size_t>(width) * height * 3);
-  for (int y = 0; y < height; ++y) {
-    int row = rows - 1 - y / scale;  // row 0 at the bottom
-    for (int x = 0; x < width; ++x) {
-      float v = values[static_cast<size_t>(row) * cols + x / scale];
-      auto color = viridis(std::isfinite(v) ? (v - low) / range : 0.0f);
-      size_t at = (static_cast<size_t>(y) * width + x) * 3;
-      rgb[at] = color[0];
-      rgb[at + 1] = color[1];
-      rgb[at + 2] = color[2];
-    }
-  }
-  return encode_png(rgb, width, height);
-}
 
 std::pair<int, int> png_dimensions(const std::string& png) {
   TTS_CHECK(png.size() >= 24 && png.compare(0, 8, "\x89PNG\r\n\x1a\n") == 0 &&
@@ -119,6 +35,45 @@ std::pair<int, int> png_dimensions(const std::string& png) {
     return static_cast<int>(v);
   };
   return {be32(16), be32(20)};
+}
+
+std::vector<uint8_t> RgbImage::at(int x, int y) const {
+  TTS_CHECK(x >= 0 && y >= 0 && x < width && y < height,
+            "pixel ({}, {}) is outside the {}x{} image", x, y, width, height);
+  size_t i = (static_cast<size_t>(y) * width + x) * 3;
+  return {rgb[i], rgb[i + 1], rgb[i + 2]};
+}
+
+RgbImage decode_png(const std::string& png) {
+  png_dimensions(png);  // a clear error for what is not a PNG at all
+  Reader reader{&png};
+  cairo_surface_t* surface = cairo_image_surface_create_from_png_stream(read_from_string, &reader);
+  cairo_status_t status = cairo_surface_status(surface);
+  if (status != CAIRO_STATUS_SUCCESS) {
+    cairo_surface_destroy(surface);
+    TTS_CHECK(false, "cannot decode the PNG image of {} bytes: {}", png.size(),
+              cairo_status_to_string(status));
+  }
+  cairo_surface_flush(surface);
+  RgbImage image;
+  image.width = cairo_image_surface_get_width(surface);
+  image.height = cairo_image_surface_get_height(surface);
+  const unsigned char* data = cairo_image_surface_get_data(surface);
+  int stride = cairo_image_surface_get_stride(surface);
+  image.rgb.resize(static_cast<size_t>(image.width) * image.height * 3);
+  // Cairo holds pixels as native-endian 32-bit xRGB (premultiplied ARGB for images with alpha,
+  // which over a white page would differ; our plots are opaque).
+  for (int y = 0; y < image.height; ++y) {
+    const auto* row = reinterpret_cast<const uint32_t*>(data + static_cast<size_t>(y) * stride);
+    for (int x = 0; x < image.width; ++x) {
+      size_t i = (static_cast<size_t>(y) * image.width + x) * 3;
+      image.rgb[i] = static_cast<uint8_t>(row[x] >> 16);
+      image.rgb[i + 1] = static_cast<uint8_t>(row[x] >> 8);
+      image.rgb[i + 2] = static_cast<uint8_t>(row[x]);
+    }
+  }
+  cairo_surface_destroy(surface);
+  return image;
 }
 
 }  // namespace tts::train

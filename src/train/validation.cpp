@@ -15,18 +15,12 @@
 #include "tts/dist/communicator.h"
 #include "tts/model/precision.h"
 #include "tts/train/alignment_metrics.h"
+#include "tts/train/plot_tensors.h"
 #include "tts/train/png.h"
 #include "tts/train/reporting.h"
 
 namespace tts::train {
 namespace {
-
-// [frames, channels] -> PNG with channels as rows (row 0 at the bottom), 2x2 pixels per value.
-std::string heatmap_of(const torch::Tensor& frames) {
-  auto t = frames.to(torch::kCPU, torch::kFloat).t().contiguous();
-  std::vector<float> values(t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
-  return heatmap_png(values, static_cast<int>(t.size(0)), static_cast<int>(t.size(1)), 2);
-}
 
 double value_of(const MetricRecord& record, const std::string& name) {
   for (const auto& [key, value] : record.values) {
@@ -165,53 +159,76 @@ void Validator::write_artifacts(const ValidationResult& result, int64_t r, Metri
   const data::Batch& first = *result.first;
   std::string prefix = fmt::format("{}/plots/step_{}", run_dir_, step);
 
-  // Teacher-forced alignment of the first validation utterance: [decoder steps, text steps].
+  // The first validation utterance: its teacher-forced alignment, and its target, teacher-forced
+  // and free-running mels with the stop token.
+  const std::string utterance = first.ids.empty() ? "" : first.ids[0];
+  const int64_t target_frames = first.mel_lengths[0].item<int64_t>();
   std::string alignment_png;
   side_work("the alignment plot", step, [&] {
     int64_t decoder_steps = decoder_steps_of(first.mel_lengths[0], r).item<int64_t>();
     int64_t text_steps = first.text_lengths[0].item<int64_t>();
-    alignment_png = heatmap_of(
-        result.first_output.alignments[0].slice(0, 0, decoder_steps).slice(1, 0, text_steps));
+    alignment_png =
+        utterance_alignment_plot(
+            result.first_output.alignments[0].slice(0, 0, decoder_steps).slice(1, 0, text_steps),
+            step, utterance, "teacher-forced")
+            .png;
     if (config_.logging.plots) write_file_atomic(prefix + "_alignment.png", alignment_png);
   });
 
-  // The free-running synthesis of the first utterance: mel plot and Griffin-Lim sample.
+  const model::TacotronOutput& inferred = result.inferred;
+  const int64_t frames =
+      inferred.mel_lengths.defined() ? inferred.mel_lengths[0].item<int64_t>() : 0;
+  torch::Tensor mel;  // the free-running mel, [frames, n_mels]
+  if (frames > 0) mel = inferred.mel_postnet[0].slice(0, 0, frames).to(torch::kCPU, torch::kFloat);
+  if (inferred.mel_lengths.defined() && frames == 0) {
+    log::get("train")->warn("step {}: the free-running sample has no frames; no audio", step);
+  }
   std::string mel_png;
+  side_work("the mel plot", step, [&] {
+    MelPlotInput input;
+    input.step = step;
+    input.utterance = utterance;
+    input.seconds_per_frame =
+        static_cast<double>(config_.audio.hop_length) / config_.audio.sample_rate;
+    input.stop_threshold = config_.model.gate_threshold;
+    input.panels.push_back(mel_panel("target", first.mel[0].slice(0, 0, target_frames)));
+    input.panels.push_back(
+        mel_panel("teacher-forced prediction (postnet)",
+                  result.first_output.mel_postnet[0].slice(0, 0, target_frames)));
+    if (frames > 0) input.panels.push_back(mel_panel("free-running prediction (postnet)", mel));
+    input.stop.push_back(stop_curve("target", first.stop[0].slice(0, 0, target_frames), true));
+    input.stop.push_back(stop_curve(
+        "teacher-forced", torch::sigmoid(result.first_output.gate[0].slice(0, 0, target_frames))));
+    if (frames > 0) {
+      input.stop.push_back(
+          stop_curve("free-running", torch::sigmoid(inferred.gate[0].slice(0, 0, frames))));
+    }
+    mel_png = mel_plot(input).png;
+    if (config_.logging.plots) write_file_atomic(prefix + "_mel.png", mel_png);
+  });
+
+  // The free-running synthesis of the first utterance as audio (Griffin-Lim).
   std::string wav_path;
   int64_t wav_samples = 0;
-  const model::TacotronOutput& inferred = result.inferred;
-  if (inferred.mel_lengths.defined()) {
-    int64_t frames = inferred.mel_lengths[0].item<int64_t>();
-    auto mel = inferred.mel_postnet[0].slice(0, 0, frames).to(torch::kCPU, torch::kFloat);
-    if (frames == 0) {
-      log::get("train")->warn("step {}: the free-running sample has no frames; no plot or audio",
-                              step);
-    } else {
-      side_work("the free-running mel plot", step, [&] {
-        mel_png = heatmap_of(mel);
-        if (config_.logging.plots) write_file_atomic(prefix + "_mel.png", mel_png);
-      });
-    }
-    if (frames > 0 && config_.logging.samples) {
-      side_work("the validation audio sample", step, [&] {
-        audio::AudioProcessor processor(config_.audio);
-        bool linear = inferred.linear.defined();
-        auto spectrum =
-            linear ? inferred.linear[0].slice(0, 0, frames).to(torch::kCPU, torch::kFloat) : mel;
-        auto padded = padded_for_vocoder(spectrum, config_.audio);
-        if (padded.size(0) > frames) {
-          log::get("train")->warn(
-              "step {}: the free-running sample stopped after {} frame(s); padded to {} frames "
-              "for Griffin-Lim",
-              step, frames, padded.size(0));
-        }
-        auto samples = linear ? processor.linear_to_wav(padded) : processor.mel_to_wav(padded);
-        std::string path = fmt::format("{}/samples/step_{}.wav", run_dir_, step);
-        audio::write_wav(path, samples, config_.audio.sample_rate);
-        wav_path = path;
-        wav_samples = static_cast<int64_t>(samples.size());
-      });
-    }
+  if (frames > 0 && config_.logging.samples) {
+    side_work("the validation audio sample", step, [&] {
+      audio::AudioProcessor processor(config_.audio);
+      bool linear = inferred.linear.defined();
+      auto spectrum =
+          linear ? inferred.linear[0].slice(0, 0, frames).to(torch::kCPU, torch::kFloat) : mel;
+      auto padded = padded_for_vocoder(spectrum, config_.audio);
+      if (padded.size(0) > frames) {
+        log::get("train")->warn(
+            "step {}: the free-running sample stopped after {} frame(s); padded to {} frames "
+            "for Griffin-Lim",
+            step, frames, padded.size(0));
+      }
+      auto samples = linear ? processor.linear_to_wav(padded) : processor.mel_to_wav(padded);
+      std::string path = fmt::format("{}/samples/step_{}.wav", run_dir_, step);
+      audio::write_wav(path, samples, config_.audio.sample_rate);
+      wav_path = path;
+      wav_samples = static_cast<int64_t>(samples.size());
+    });
   }
   metrics.with_events("writing TensorBoard images and audio", step, [&](EventWriter& events) {
     for (const auto& [tag, png] :

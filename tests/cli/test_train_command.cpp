@@ -78,12 +78,13 @@ TEST_F(TrainCommand, ARunWritesConfigMetricsEventsPlotsSamplesAndCheckpoints) {
   std::string wav = root_ + "/hello.wav";
   CliResult spoken = run_cli("synthesize --checkpoint " + run +
                                  "/checkpoints/latest --text "
-                                 "\"Hello, Dr. Smith.\" --out " +
+                                 "\"Hello, Dr. Smith.\" --plot --out " +
                                  wav,
                              true);
   ASSERT_EQ(spoken.exit_code, 0) << spoken.output;
   EXPECT_GT(fs::file_size(wav), 1000u);
   EXPECT_TRUE(fs::exists(root_ + "/hello.alignment.png"));
+  EXPECT_TRUE(fs::exists(root_ + "/hello.mel.png"));
   EXPECT_TRUE(fs::exists(root_ + "/hello.mel.npy"));
 }
 

@@ -102,10 +102,10 @@ daemons+=($!)
 slurmd -D -f "$SLURM_CONF" >"$work/slurmd.out" 2>&1 &
 daemons+=($!)
 for _ in $(seq 100); do
-  sinfo -h -o %T 2>/dev/null | grep -qx idle && break
+  sinfo -h -o %T 2>/dev/null | grep -x idle >/dev/null && break
   sleep 0.3
 done
-sinfo -h -o %T | grep -qx idle || fail "the node did not become idle: $(sinfo 2>&1)"
+sinfo -h -o %T | grep -x idle >/dev/null || fail "the node did not become idle: $(sinfo 2>&1)"
 
 # --- a corpus and its features ------------------------------------------------------------------
 MAX_CHARS=60 "$root/scripts/make_corpus.sh" "$work/corpus" 16 >/dev/null
@@ -156,8 +156,9 @@ wait_file "$RUN/checkpoints/step_00000002.pt" 300 "$job"
 scancel --signal=TERM "$job"
 wait_job "$job" 120
 out="$(cat "$work/term.out")"
-[ "$(job_state "$job")" = COMPLETED ] && [ "$(job_exit "$job")" = 0:0 ] ||
+if [ "$(job_state "$job")" != COMPLETED ] || [ "$(job_exit "$job")" != 0:0 ]; then
   fail "job $job after scancel --signal=TERM: $(job_state "$job") $(job_exit "$job"): $out"
+fi
 grep -q "rank 0/2 (local 0/2)" <<<"$out" || fail "rank 0 did not see 2 tasks on its node: $out"
 step="$(readlink "$RUN/checkpoints/latest" | sed 's/[^0-9]//g; s/^0*//')"
 echo "slurm test: scancel --signal=TERM: job $job COMPLETED 0:0, checkpoint at step $step"
@@ -190,8 +191,8 @@ job="$(submit kill "${cpu_job[@]}" --ntasks-per-node=2 "$root/scripts/slurm_trai
 wait_file "$RUN/checkpoints/step_$(printf %08d $(((step / 2 + 2) * 2))).pt" 300 "$job"
 victim=""
 for pid in $(pgrep -x tts-train); do
-  if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "SLURM_JOB_ID=$job" &&
-    tr '\0' '\n' <"/proc/$pid/environ" | grep -qx SLURM_PROCID=1; then victim=$pid; fi
+  if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -x "SLURM_JOB_ID=$job" >/dev/null &&
+    tr '\0' '\n' <"/proc/$pid/environ" | grep -x SLURM_PROCID=1 >/dev/null; then victim=$pid; fi
 done
 [ -n "$victim" ] || fail "no task with SLURM_PROCID=1 in job $job"
 killed_at=$SECONDS

@@ -1,5 +1,5 @@
-// PNG images for training plots (alignments, spectrograms): an encoder for 8-bit RGB and a
-// heatmap renderer with a perceptual colormap.
+// PNG images as bytes: their size (for TensorBoard's image summary) and their pixels (for tests
+// and tools that check what a plot shows). Plots themselves are drawn in plots.h.
 #pragma once
 
 #include <cstdint>
@@ -9,16 +9,18 @@
 
 namespace tts::train {
 
-// Encodes `rgb` (height rows of width*3 bytes, top row first) as a PNG file in memory.
-std::string encode_png(const std::vector<uint8_t>& rgb, int width, int height);
-
 // Width and height of an encoded PNG, from its IHDR chunk. Throws tts::Error when `png` is not one.
 std::pair<int, int> png_dimensions(const std::string& png);
 
-// Renders `values` ([rows, cols], row-major) as an RGB heatmap, row 0 at the BOTTOM (as
-// spectrogram and alignment plots are read), each cell `scale` pixels square, values mapped
-// linearly from [min, max] of the data to the viridis colormap. Returns the PNG bytes.
+struct RgbImage {
+  int width = 0;
+  int height = 0;
+  std::vector<uint8_t> rgb;  // height rows of width * 3 bytes, top row first
+  // The pixel at column x, row y (from the top): {r, g, b}.
+  std::vector<uint8_t> at(int x, int y) const;
+};
 
-std::string heatmap_png(const std::vector<float>& values, int rows, int cols, int scale = 1);
+// Decodes a PNG (any colour type; alpha is dropped). Throws tts::Error when it is not one.
+RgbImage decode_png(const std::string& png);
 
 }  // namespace tts::train
