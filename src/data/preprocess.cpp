@@ -218,7 +218,9 @@ Outcome process(const Job& job, const audio::AudioProcessor& audio, const Metada
   } catch (const Error& e) {
     return skip(fmt::format("bad transcript: {}", e.what()));
   }
-  if (ids.size() <= 1) {
+  // NVIDIA's english_cleaners keeps a space where the text was only spaces: no letters is empty.
+  const bool blank = cleaned.find_first_not_of(" \t") == std::string::npos;
+  if (blank || ids.size() <= 1) {
     return skip(
         fmt::format("empty transcript: nothing is left of \"{}\" after cleaning", entry.text));
   }

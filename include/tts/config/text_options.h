@@ -17,8 +17,9 @@ struct TextOptions {
   template <class V>
   void visit(V& v) {
     v("cleaners", cleaners,
-      "cleaners applied in order (basic_cleaners, "
-      "transliteration_cleaners, english_cleaners)");
+      "cleaners applied in order (basic_cleaners, transliteration_cleaners, english_cleaners: "
+      "NVIDIA/tacotron2's, english_cleaners_corrected: numbers read as LJSpeech's transcripts "
+      "read them)");
     v("symbol_set", symbol_set,
       "symbol table: english (letters, punctuation), "
       "english_arpabet (plus ARPAbet phonemes) or nvidia (NVIDIA/tacotron2's 148 symbols)",
