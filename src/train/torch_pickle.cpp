@@ -432,7 +432,7 @@ class Unpickler {
           "{} elements that {}; the file is damaged or was made to attack the reader",
           file_, offset, fmt::join(sizes, ", "), fmt::join(strides, ", "), storage_numel, why));
     };
-    if (sizes.size() != strides.size()) throw refuse("has as many strides as sizes");
+    if (sizes.size() != strides.size()) throw refuse("does not have as many strides as sizes");
     if (sizes.size() > kMaxTensorDimensions) {
       throw refuse(fmt::format("has more than {} dimensions", kMaxTensorDimensions));
     }
@@ -459,8 +459,8 @@ class Unpickler {
   Value reduce(const PickleValue& callable, const PickleValue& args) {
     using K = PickleValue::Kind;
     TTS_CHECK(callable.kind == K::Global && args.kind == K::Tuple,
-              "{}: data.pkl calls a {} with a {} at byte {}; only named functions with a tuple of "
-              "arguments can be called",
+              "{}: data.pkl calls something that is not a named function (a {}, with a {}) at "
+              "byte {}; only named functions with a tuple of arguments can be called",
               file_, callable.kind_name(), args.kind_name(), position_);
     const std::string& name = callable.text;
     const auto& a = args.items;
