@@ -17,6 +17,7 @@ packages=(
   libfftw3-dev            # FFTW: the CPU STFT of feature extraction
   espeak-ng               # generates the small speech corpus of tests and the quickstart
   clang-format
+  clang libclang-rt-dev   # libFuzzer and the sanitizers of the fuzz harnesses (scripts/fuzz.sh)
   ccache                  # rebuilds of an unchanged tree (CI from a fresh clone) come from its cache
   libopenblas0-pthread    # the BLAS apt's Recommends bring with libtorch-dev: what Debian users run
 )
