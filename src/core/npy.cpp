@@ -87,9 +87,10 @@ std::vector<int64_t> parse_shape(const std::string& text, const std::string& pat
     if (ec != std::errc() || ptr != text.data() + end)
       throw bad("a dimension does not fit 64 bits");
     shape.push_back(value);
+    i = end;
+    if (i < last && text[i] == 'L') ++i;  // Python 2's numpy wrote long ints as 80L
     if (shape.size() > kMaxDimensions)
       throw bad(fmt::format("more than {} dimensions", kMaxDimensions));
-    i = end;
     while (i < last && text[i] == ' ') ++i;
     if (i < last) {
       if (text[i] != ',') throw bad(fmt::format("unexpected '{}'", text.substr(i, 1)));

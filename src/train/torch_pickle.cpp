@@ -24,6 +24,12 @@ using Value = std::shared_ptr<PickleValue>;
 constexpr size_t kMaxNesting = 100;
 // torch tensors have at most 64 dimensions in practice (numpy's limit; ours are 1- to 3-D).
 constexpr size_t kMaxTensorDimensions = 64;
+// Every rebuilt tensor is a copy of (part of) a storage, and a pickle can rebuild the same storage
+// any number of times with a few bytes each: the copies may total at most this many times the
+// file's size (plus a floor for tiny files). A state dict copies each storage about once; tied
+// weights saved under two names, twice.
+constexpr int64_t kMaxCopiesOfTheFile = 4;
+constexpr int64_t kCopyFloorBytes = int64_t{64} << 20;
 
 Value make(PickleValue::Kind kind) {
   auto value = std::make_shared<PickleValue>();
@@ -127,6 +133,8 @@ class ZipDirectory {
       at = end;
     }
   }
+
+  uint64_t file_size() const { return file_size_; }
 
   // Throws unless record `name` exists and its size fits in the file (torch.save stores records
   // uncompressed, so none is larger than the file that holds it).
@@ -562,6 +570,14 @@ class Unpickler {
     } else if (offset > storage_numel) {
       throw refuse("starts past the storage's end");
     }
+    const int64_t bytes = *numel * static_cast<int64_t>(storage.tensor.element_size());
+    copied_bytes_ += bytes;  // no overflow: each term is at most a storage's size
+    const int64_t budget =
+        kMaxCopiesOfTheFile * static_cast<int64_t>(directory_.file_size()) + kCopyFloorBytes;
+    TTS_CHECK(copied_bytes_ <= budget,
+              "{}: data.pkl rebuilds tensors totalling more than {} bytes from a file of {} bytes "
+              "(the same storage over and over); a state dict copies each storage about once",
+              file_, budget, directory_.file_size());
     return storage.tensor.as_strided(sizes, strides, offset).clone();
   }
 
@@ -641,6 +657,7 @@ class Unpickler {
   std::unordered_map<uint64_t, Value> memo_;
   std::unordered_map<std::string, Value> storages_;
   std::vector<Value> containers_;  // every list, tuple and dict built, for the destructor
+  int64_t copied_bytes_ = 0;       // the bytes of every tensor rebuilt so far
 };
 
 }  // namespace

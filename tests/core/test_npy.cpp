@@ -209,4 +209,8 @@ TEST(Npy, ZeroSizedAndFortranShapesStayInBounds) {
   write_raw_npy(path, "{'descr': '<i2', 'fortran_order': False, 'shape': ( 2 , 1 ), }",
                 raw_bytes(std::vector<int16_t>{7, -8}));
   EXPECT_EQ(tts::read_npy(path).data, (std::vector<float>{7, -8}));
+  // Python 2's numpy wrote long integers with an L.
+  write_raw_npy(path, "{'descr': '<i2', 'fortran_order': False, 'shape': (2L, 1L), }",
+                raw_bytes(std::vector<int16_t>{7, -8}));
+  EXPECT_EQ(tts::read_npy(path).shape, (std::vector<int64_t>{2, 1}));
 }

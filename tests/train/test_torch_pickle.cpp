@@ -130,3 +130,25 @@ TEST(TorchPickle, StackMisuseAndBadLengthsAreErrors) {
                 .find("names a storage"),
             std::string::npos);
 }
+
+// Rebuilding the same storage over and over costs a few bytes of pickle per copy: the copies may
+// total only a few times the file's size.
+TEST(TorchPickle, CopiesOfOneStorageAreBoundedByTheFileSize) {
+  const int64_t numel = int64_t{1} << 20;  // a 4 MiB storage
+  std::string list = "(";
+  for (int i = 0; i < 100; ++i) list += pickle_tensor(numel, 0, ints({numel}), ints({1}));
+  list += "l";
+  std::string path = write_pickle("copies", list, std::string(numel * sizeof(float), '\0'));
+  try {
+    tts::train::read_torch_file(path);
+    FAIL() << "400 MiB of copies from a 4 MiB file";
+  } catch (const tts::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the same storage over and over"), std::string::npos)
+        << e.what();
+  }
+  // A few copies (tied weights) are fine.
+  list = "(" + pickle_tensor(numel, 0, ints({numel}), ints({1})) +
+         pickle_tensor(numel, 0, ints({numel}), ints({1})) + "l";
+  path = write_pickle("two_copies", list, std::string(numel * sizeof(float), '\0'));
+  EXPECT_EQ(tts::train::read_torch_file(path).items.size(), 2u);
+}
