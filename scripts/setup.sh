@@ -22,6 +22,7 @@ packages=(
   espeak-ng               # generates the small speech corpus of tests and the quickstart
   clang-format
   shellcheck              # CI checks the shell scripts
+  clang libclang-rt-dev   # libFuzzer and the sanitizers of the fuzz harnesses (scripts/fuzz.sh)
   ccache                  # rebuilds of an unchanged tree (CI from a fresh clone) come from its cache
   libopenblas0-pthread    # the BLAS apt's Recommends bring with libtorch-dev: what Debian users run
 )

@@ -17,6 +17,42 @@
 namespace tts::audio {
 namespace {
 
+// Rates outside this range are refused before anything is read: speech is recorded at 8 to 48 kHz
+// (studio files up to 384 kHz), and resampling a file that declares 1 Hz to 22050 Hz would
+// multiply its samples 22050 times.
+constexpr int kMinSampleRate = 1000;
+constexpr int kMaxSampleRate = 384000;
+// Tacotron trains on utterances of seconds (LJSpeech's longest is about 10 s): a clip longer than
+// this is refused before reading, which bounds memory whatever length a header claims (FLAC's
+// total-sample count is a header field, not a measurement).
+constexpr int64_t kMaxClipSeconds = 600;
+// Mono is what training uses; microphone arrays and surround formats stay below this.
+constexpr int kMaxChannels = 32;
+// Frames read per libsndfile call: the buffer grows with the samples a file really holds, never
+// with the count its header claims.
+constexpr sf_count_t kReadBlockFrames = 1 << 16;
+
+// Bytes per sample of the uncompressed encodings (whose size the file must hold); 0 for the
+// compressed ones (FLAC, Vorbis, ADPCM...), whose length is bounded by kMaxClipSeconds instead.
+int64_t pcm_bytes_per_sample(int format) {
+  switch (format & SF_FORMAT_SUBMASK) {
+    case SF_FORMAT_PCM_S8:
+    case SF_FORMAT_PCM_U8:
+      return 1;
+    case SF_FORMAT_PCM_16:
+      return 2;
+    case SF_FORMAT_PCM_24:
+      return 3;
+    case SF_FORMAT_PCM_32:
+    case SF_FORMAT_FLOAT:
+      return 4;
+    case SF_FORMAT_DOUBLE:
+      return 8;
+    default:
+      return 0;
+  }
+}
+
 struct SndfileCloser {
   void operator()(SNDFILE* file) const { sf_close(file); }
 };
@@ -58,11 +94,40 @@ std::vector<float> read_audio(const std::string& path, const config::AudioOption
             sf_strerror(nullptr));
   TTS_CHECK(info.frames > 0 && info.channels > 0,
             "{}: the audio file holds no samples (0 frames); re-record or drop the file", path);
-  TTS_CHECK(info.samplerate > 0, "{}: invalid sample rate {} in the header", path, info.samplerate);
+  TTS_CHECK(info.samplerate >= kMinSampleRate && info.samplerate <= kMaxSampleRate,
+            "{}: the header declares a sample rate of {} Hz; expected {} to {} Hz (speech is "
+            "recorded at 8 to 48 kHz); the file is damaged or not speech",
+            path, info.samplerate, kMinSampleRate, kMaxSampleRate);
+  TTS_CHECK(info.channels <= kMaxChannels,
+            "{}: the header declares {} channels; expected at most {} (convert the file to mono)",
+            path, info.channels, kMaxChannels);
+  const int64_t max_frames = kMaxClipSeconds * info.samplerate;
+  TTS_CHECK(info.frames <= max_frames,
+            "{}: the header announces {} frames ({:.0f} s at {} Hz); clips longer than {} s are "
+            "refused (training utterances last seconds): split the file, or it is damaged",
+            path, info.frames, static_cast<double>(info.frames) / info.samplerate, info.samplerate,
+            kMaxClipSeconds);
+  if (int64_t bytes = pcm_bytes_per_sample(info.format); bytes > 0) {
+    const int64_t needed = info.frames * info.channels * bytes;  // < 2^38: bounded above
+    const auto size = static_cast<int64_t>(std::filesystem::file_size(path, ec));
+    TTS_CHECK(!ec && needed <= size,
+              "{}: truncated audio: the header announces {} frames x {} channels ({} bytes of "
+              "samples), the file has {} bytes; re-export the file",
+              path, info.frames, info.channels, needed, size);
+  }
   // Integer PCM of any width reads as x / 2^(bits-1), the int16/32768 convention.
   sf_command(file.get(), SFC_SET_NORM_FLOAT, nullptr, SF_TRUE);
-  std::vector<float> interleaved(static_cast<size_t>(info.frames) * info.channels);
-  sf_count_t read = sf_readf_float(file.get(), interleaved.data(), info.frames);
+  std::vector<float> interleaved;
+  sf_count_t read = 0;
+  while (read < info.frames) {
+    const sf_count_t want = std::min(kReadBlockFrames, info.frames - read);
+    interleaved.resize(static_cast<size_t>((read + want) * info.channels));
+    const sf_count_t got =
+        sf_readf_float(file.get(), interleaved.data() + read * info.channels, want);
+    if (got <= 0) break;
+    read += got;
+  }
+  interleaved.resize(static_cast<size_t>(read * info.channels));
   TTS_CHECK(read == info.frames,
             "{}: truncated audio: the header announces {} frames, only {} could be read", path,
             info.frames, read);
@@ -85,6 +150,8 @@ std::vector<float> read_audio(const std::string& path, const config::AudioOption
 }
 
 std::vector<float> resample(const std::vector<float>& samples, int from_rate, int to_rate) {
+  TTS_CHECK(from_rate > 0 && to_rate > 0, "resampling {} Hz -> {} Hz: rates must be positive",
+            from_rate, to_rate);
   if (from_rate == to_rate || samples.empty()) return samples;
   const double ratio = static_cast<double>(to_rate) / from_rate;
   std::vector<float> out(static_cast<size_t>(std::ceil(samples.size() * ratio)) + 1);

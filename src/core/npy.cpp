@@ -4,11 +4,14 @@
 #include <fmt/ranges.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <numeric>
+#include <optional>
 
+#include "tts/core/checked.h"
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
 
@@ -22,16 +25,79 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   return fmt::format("({})", fmt::join(shape, ", "));
 }
 
-// The value of `key` in the header dict, up to the next top-level comma (or the closing
-// parenthesis of a shape tuple).
+// NumPy's own reader refuses headers over 10,000 bytes (numpy.lib.format's max_header_size); a
+// real header is under 200. Anything longer is not an array numpy.save wrote.
+constexpr size_t kMaxHeaderBytes = 10000;
+// numpy allows at most 64 dimensions (NPY_MAXDIMS); features are 2-D.
+constexpr size_t kMaxDimensions = 64;
+
+// Bytes per element of the dtypes read_npy converts; 0 for any other.
+size_t item_size(const std::string& dtype) {
+  if (dtype == "<f4" || dtype == "<i4") return 4;
+  if (dtype == "<f8" || dtype == "<i8") return 8;
+  if (dtype == "<i2") return 2;
+  return 0;
+}
+
+// The value of `key` in the header dict, up to the next top-level comma or closing brace (or the
+// closing parenthesis of a shape tuple). Every position is checked: a header cut short anywhere
+// is an error, not a read before or past the string.
 std::string dict_value(const std::string& header, const std::string& key, const std::string& path) {
   auto at = header.find("'" + key + "'");
   TTS_CHECK(at != std::string::npos, "{}: the .npy header has no '{}' entry: {}", path, key,
             header);
-  auto colon = header.find(':', at);
-  auto start = header.find_first_not_of(' ', colon + 1);
-  size_t end = header[start] == '(' ? header.find(')', start) + 1 : header.find(',', start);
+  auto colon = header.find(':', at + key.size() + 2);
+  auto start = colon == std::string::npos ? colon : header.find_first_not_of(' ', colon + 1);
+  size_t end = std::string::npos;
+  if (start != std::string::npos) {
+    if (header[start] == '(') {
+      end = header.find(')', start);
+      if (end != std::string::npos) ++end;
+    } else {
+      end = header.find_first_of(",}", start);
+    }
+  }
+  TTS_CHECK(end != std::string::npos,
+            "{}: the .npy header's '{}' entry has no value (the header is cut short or is not a "
+            "dict numpy.save writes): {}",
+            path, key, header);
   return header.substr(start, end - start);
+}
+
+// "(80, 120)" -> {80, 120}: non-negative decimal integers only, at most kMaxDimensions.
+std::vector<int64_t> parse_shape(const std::string& text, const std::string& path) {
+  auto bad = [&](const std::string& why) {
+    return Error(fmt::format(
+        "{}: bad shape in the .npy header: {} ({}); expected a tuple of non-negative integers "
+        "such as (80, 120) as numpy.save writes",
+        path, text, why));
+  };
+  if (text.size() < 2 || text.front() != '(' || text.back() != ')') throw bad("not a tuple");
+  std::vector<int64_t> shape;
+  size_t i = 1;
+  const size_t last = text.size() - 1;
+  while (i < last) {
+    while (i < last && text[i] == ' ') ++i;
+    if (i == last) break;
+    size_t end = i;
+    while (end < last && text[end] >= '0' && text[end] <= '9') ++end;
+    if (end == i) throw bad(fmt::format("'{}' is not a non-negative integer", text.substr(i, 1)));
+    int64_t value = 0;
+    auto [ptr, ec] = std::from_chars(text.data() + i, text.data() + end, value);
+    if (ec != std::errc() || ptr != text.data() + end)
+      throw bad("a dimension does not fit 64 bits");
+    shape.push_back(value);
+    i = end;
+    if (i < last && text[i] == 'L') ++i;  // Python 2's numpy wrote long ints as 80L
+    if (shape.size() > kMaxDimensions)
+      throw bad(fmt::format("more than {} dimensions", kMaxDimensions));
+    while (i < last && text[i] == ' ') ++i;
+    if (i < last) {
+      if (text[i] != ',') throw bad(fmt::format("unexpected '{}'", text.substr(i, 1)));
+      ++i;
+    }
+  }
+  return shape;
 }
 
 template <class T>
@@ -44,7 +110,8 @@ void convert(const char* bytes, size_t count, float* out) {
 }
 
 // Fortran order (first index fastest, as numpy.save writes a Fortran-contiguous array, e.g.
-// some of librosa's outputs) to C order (last index fastest).
+// some of librosa's outputs) to C order (last index fastest). `shape` has been checked (every
+// dimension >= 0, the product is values.size() and fits): offsets stay inside `out`.
 std::vector<float> fortran_to_c_order(const std::vector<float>& values,
                                       const std::vector<int64_t>& shape) {
   const size_t rank = shape.size();
@@ -92,31 +159,37 @@ void write_npy(const std::string& path, const float* data, const std::vector<int
 }
 
 NpyHeader read_npy_header(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   TTS_CHECK(in.good(), "cannot open '{}': {}", path, std::strerror(errno));
-  char prefix[10];
+  // Every length below is compared with the file's real size before it sizes anything.
+  const auto file_bytes = static_cast<int64_t>(in.tellg());
+  in.seekg(0);
+  char prefix[12] = {};
   in.read(prefix, 10);
   TTS_CHECK(in.gcount() == 10 && std::memcmp(prefix, kMagic, 6) == 0,
             "{}: not a NumPy .npy file (no \\x93NUMPY magic); expected an array written by "
             "numpy.save or tts-train",
             path);
-  auto major = static_cast<unsigned char>(prefix[6]);
-  size_t header_len;
-  size_t offset;
-  if (major == 1) {
-    header_len = static_cast<unsigned char>(prefix[8]) |
-                 (static_cast<size_t>(static_cast<unsigned char>(prefix[9])) << 8);
-    offset = 10;
-  } else {
-    TTS_CHECK(major == 2 || major == 3, "{}: .npy format version {} is not supported", path, major);
-    char more[2];
-    in.read(more, 2);
-    header_len = static_cast<unsigned char>(prefix[8]) |
-                 (static_cast<size_t>(static_cast<unsigned char>(prefix[9])) << 8) |
-                 (static_cast<size_t>(static_cast<unsigned char>(more[0])) << 16) |
-                 (static_cast<size_t>(static_cast<unsigned char>(more[1])) << 24);
+  auto byte = [&](int i) { return static_cast<size_t>(static_cast<unsigned char>(prefix[i])); };
+  const size_t major = byte(6);
+  size_t header_len = byte(8) | (byte(9) << 8);
+  size_t offset = 10;
+  if (major != 1) {
+    TTS_CHECK(major == 2 || major == 3,
+              "{}: .npy format version {} is not supported (expected 1, 2 or 3)", path, major);
+    in.read(prefix + 10, 2);
+    TTS_CHECK(in.gcount() == 2,
+              "{}: truncated .npy file: the version {} header length is cut short", path, major);
+    header_len |= (byte(10) << 16) | (byte(11) << 24);
     offset = 12;
   }
+  TTS_CHECK(header_len <= kMaxHeaderBytes,
+            "{}: the .npy header claims {} bytes, more than the {} numpy itself reads; the file is "
+            "damaged or not written by numpy.save",
+            path, header_len, kMaxHeaderBytes);
+  TTS_CHECK(static_cast<int64_t>(offset + header_len) <= file_bytes,
+            "{}: truncated .npy header: it claims {} bytes, the file has {} after the magic", path,
+            header_len, file_bytes - static_cast<int64_t>(offset));
   std::string header(header_len, '\0');
   in.read(header.data(), static_cast<std::streamsize>(header_len));
   TTS_CHECK(static_cast<size_t>(in.gcount()) == header_len, "{}: truncated .npy header", path);
@@ -124,54 +197,56 @@ NpyHeader read_npy_header(const std::string& path) {
   NpyHeader result;
   result.data_offset = offset + header_len;
   std::string descr = dict_value(header, "descr", path);
-  TTS_CHECK(descr.size() >= 2, "{}: bad dtype in .npy header: {}", path, header);
+  TTS_CHECK(descr.size() >= 2 && (descr.front() == '\'' || descr.front() == '"') &&
+                descr.back() == descr.front(),
+            "{}: bad dtype in .npy header (expected a quoted string such as '<f4'): {}", path,
+            header);
   result.dtype = descr.substr(1, descr.size() - 2);
-  result.fortran_order = dict_value(header, "fortran_order", path) == "True";
-  std::string shape = dict_value(header, "shape", path);
-  for (size_t i = 1; i < shape.size();) {
-    size_t end = shape.find_first_of(",)", i);
-    std::string item = shape.substr(i, end - i);
-    auto first = item.find_first_not_of(' ');
-    if (first != std::string::npos) {
-      try {
-        result.shape.push_back(std::stoll(item.substr(first)));
-      } catch (const std::exception&) {
-        throw Error(fmt::format("{}: bad shape in .npy header: {}", path, shape));
-      }
-    }
-    i = end + 1;
-    if (end == std::string::npos) break;
+  std::string fortran = dict_value(header, "fortran_order", path);
+  TTS_CHECK(fortran == "True" || fortran == "False",
+            "{}: bad fortran_order in .npy header: '{}', expected True or False", path, fortran);
+  result.fortran_order = fortran == "True";
+  result.shape = parse_shape(dict_value(header, "shape", path), path);
+  auto count = checked_element_count(result.shape);
+  TTS_CHECK(count.has_value(), "{}: the .npy shape {} has more elements than 64 bits count", path,
+            shape_text(result.shape));
+  result.element_count = *count;
+  if (size_t item = item_size(result.dtype); item != 0) {
+    auto data_bytes = checked_mul(*count, static_cast<int64_t>(item));
+    auto needed = data_bytes ? checked_add(*data_bytes, static_cast<int64_t>(result.data_offset))
+                             : std::nullopt;
+    TTS_CHECK(needed && *needed <= file_bytes,
+              "{}: truncated .npy data: shape {} of '{}' needs {} bytes after the header, the file "
+              "has {}; re-create the file",
+              path, shape_text(result.shape), result.dtype,
+              data_bytes ? fmt::format("{}", *data_bytes) : std::string("more than 2^63"),
+              file_bytes - static_cast<int64_t>(result.data_offset));
   }
   return result;
 }
 
 NpyArray read_npy(const std::string& path) {
   NpyHeader header = read_npy_header(path);
-  size_t item_size;
-  if (header.dtype == "<f4" || header.dtype == "<i4") {
-    item_size = 4;
-  } else if (header.dtype == "<f8" || header.dtype == "<i8") {
-    item_size = 8;
-  } else if (header.dtype == "<i2") {
-    item_size = 2;
-  } else {
-    throw Error(
-        fmt::format("{}: dtype '{}' is not supported; expected little-endian float32 ('<f4')", path,
-                    header.dtype));
-  }
+  const size_t item = item_size(header.dtype);
+  TTS_CHECK(item != 0,
+            "{}: dtype '{}' is not supported; expected little-endian float32 ('<f4') (float64 and "
+            "int16/32/64 are converted)",
+            path, header.dtype);
   NpyArray array;
   array.shape = header.shape;
-  auto count = static_cast<size_t>(array.size());
+  // read_npy_header has checked count * item against the file's size: this allocation is no
+  // larger than the file.
+  const auto count = static_cast<size_t>(header.element_count);
   std::ifstream in(path, std::ios::binary);
   in.seekg(static_cast<std::streamoff>(header.data_offset));
-  std::string bytes(count * item_size, '\0');
+  std::string bytes(count * item, '\0');
   in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   TTS_CHECK(static_cast<size_t>(in.gcount()) == bytes.size(),
             "{}: truncated .npy data: shape {} needs {} bytes, the file has {}", path,
             shape_text(array.shape), bytes.size(), in.gcount());
   array.data.resize(count);
   if (header.dtype == "<f4") {
-    std::memcpy(array.data.data(), bytes.data(), bytes.size());
+    if (!bytes.empty()) std::memcpy(array.data.data(), bytes.data(), bytes.size());
   } else if (header.dtype == "<f8") {
     convert<double>(bytes.data(), count, array.data.data());
   } else if (header.dtype == "<i2") {
@@ -181,7 +256,7 @@ NpyArray read_npy(const std::string& path) {
   } else {
     convert<int64_t>(bytes.data(), count, array.data.data());
   }
-  if (header.fortran_order && array.shape.size() >= 2) {
+  if (header.fortran_order && array.shape.size() >= 2 && count > 0) {
     array.data = fortran_to_c_order(array.data, array.shape);
   }
   return array;

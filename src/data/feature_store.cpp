@@ -70,6 +70,23 @@ bool file_exists(const std::string& path) {
   return ::stat(path.c_str(), &info) == 0;
 }
 
+// A store names its files relative to itself (mels/ID.npy): a store from elsewhere must not make
+// the loader read files outside it through an absolute path or a '..' component.
+void check_inside_store(const std::string& file, const std::string& list_path, int line_number,
+                        const std::string& id) {
+  bool outside = file.front() == '/' || file.find('\\') != std::string::npos;
+  for (size_t start = 0; !outside && start <= file.size();) {
+    size_t end = std::min(file.find('/', start), file.size());
+    outside = file.compare(start, end - start, "..") == 0;
+    start = end + 1;
+  }
+  TTS_CHECK(!outside,
+            "{} line {} (utterance {}): the path '{}' leaves the feature store; expected a path "
+            "inside it such as mels/{}.npy (no leading '/', no '..'); re-run tts-train preprocess "
+            "to write the store",
+            list_path, line_number, id, file, id);
+}
+
 int64_t file_size(const std::string& path) {
   struct stat info {};
   if (::stat(path.c_str(), &info) != 0) return -1;
@@ -214,6 +231,12 @@ std::vector<Utterance> read_utterance_list(const std::string& dir, const std::st
               path, line_number, fields.size(), line);
     Utterance u;
     u.id = fields[0];
+    // Ids name files that commands write (gta's OUT/ID.npy): one that is a path would escape.
+    TTS_CHECK(!u.id.empty() && u.id != "." && u.id != ".." &&
+                  u.id.find_first_of("/\\") == std::string::npos,
+              "{} line {}: the id '{}' cannot name a file (empty, '.', '..' or with '/' or '\\'); "
+              "re-run tts-train preprocess to write the store",
+              path, line_number, u.id);
     try {
       size_t used = 0;
       u.n_frames = std::stoll(fields[1], &used);
@@ -227,8 +250,12 @@ std::vector<Utterance> read_utterance_list(const std::string& dir, const std::st
     TTS_CHECK(fields[3] != "-" && !fields[3].empty(),
               "{} line {} (utterance {}): no mel file; every utterance needs one", path,
               line_number, u.id);
+    check_inside_store(fields[3], path, line_number, u.id);
     u.mel_path = dir + "/" + fields[3];
-    if (fields[4] != "-" && !fields[4].empty()) u.linear_path = dir + "/" + fields[4];
+    if (fields[4] != "-" && !fields[4].empty()) {
+      check_inside_store(fields[4], path, line_number, u.id);
+      u.linear_path = dir + "/" + fields[4];
+    }
     u.text = fields[5];
     list.push_back(std::move(u));
   }

@@ -1,34 +1,137 @@
 #include "tts/train/checkpoint.h"
 
 #include <ATen/CPUGeneratorImpl.h>
-#include <torch/serialize.h>
 #include <torch/torch.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
-#include <sstream>
 
+#include "compat.h"
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
 #include "tts/core/logging.h"
+#include "tts/train/torch_pickle.h"
 
 namespace tts::train {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr const char* kFormat = "tts-train-checkpoint-1";
+// Format 2 holds the optimizer's state as data ("adam"); format 1 held a TorchScript archive of it
+// ("optimizer"), which is read for everything but resuming.
+constexpr const char* kFormat = "tts-train-checkpoint-2";
+constexpr const char* kFormatWithArchive = "tts-train-checkpoint-1";
+// Adam options of one group, in this order, in the checkpoint's "group_options" list.
+constexpr size_t kGroupOptions = 6;
 
-torch::Tensor bytes_tensor(const std::string& bytes) {
-  auto tensor = torch::empty({static_cast<int64_t>(bytes.size())}, torch::kUInt8);
-  std::memcpy(tensor.data_ptr(), bytes.data(), bytes.size());
-  return tensor;
+using Kind = PickleValue::Kind;
+
+std::string name_of(Kind kind) {
+  PickleValue value;
+  value.kind = kind;
+  return value.kind_name();
 }
 
-std::string tensor_bytes(const torch::Tensor& tensor) {
-  auto contiguous = tensor.contiguous();
-  return std::string(static_cast<const char*>(contiguous.data_ptr()),
-                     static_cast<size_t>(contiguous.numel()));
+// The value under `key` of the checkpoint's dict `dict`, of kind `kind`.
+const PickleValue& entry(const PickleValue& dict, const std::string& key, Kind kind,
+                         const std::string& path) {
+  const PickleValue* value = dict.find(key);
+  TTS_CHECK(value != nullptr, "{}: not a tts-train checkpoint (no '{}' entry)", path, key);
+  TTS_CHECK(value->kind == kind,
+            "{}: the checkpoint's '{}' entry is a {}, expected a {}; the file is damaged or not "
+            "written by tts-train",
+            path, key, value->kind_name(), name_of(kind));
+  return *value;
+}
+
+// The items of list `key`, each of kind `kind`.
+std::vector<const PickleValue*> list_entry(const PickleValue& dict, const std::string& key,
+                                           Kind kind, const std::string& path) {
+  std::vector<const PickleValue*> out;
+  for (const auto& item : entry(dict, key, Kind::List, path).items) {
+    TTS_CHECK(item->kind == kind, "{}: the checkpoint's '{}' list holds a {}, expected a {}", path,
+              key, item->kind_name(), name_of(kind));
+    out.push_back(item.get());
+  }
+  return out;
+}
+
+// An undefined tensor (no max_exp_avg_sq without amsgrad) is stored as an empty one.
+torch::Tensor stored(const torch::Tensor& tensor) {
+  return tensor.defined() ? tensor.detach().to(torch::kCPU).clone() : torch::empty({0});
+}
+
+void write_optimizer(c10::impl::GenericDict& dict, const OptimizerState& state) {
+  c10::List<double> options;
+  c10::List<int64_t> group_sizes;
+  for (const auto& group : state.groups) {
+    for (double option : {group.lr, group.beta1, group.beta2, group.eps, group.weight_decay,
+                          group.amsgrad ? 1.0 : 0.0}) {
+      options.push_back(option);
+    }
+    group_sizes.push_back(group.params);
+  }
+  c10::List<int64_t> steps;  // -1: no state yet
+  c10::List<at::Tensor> exp_avg, exp_avg_sq, max_exp_avg_sq;
+  for (const auto& param : state.params) {
+    steps.push_back(param.has_state ? param.step : -1);
+    exp_avg.push_back(stored(param.exp_avg));
+    exp_avg_sq.push_back(stored(param.exp_avg_sq));
+    max_exp_avg_sq.push_back(stored(param.max_exp_avg_sq));
+  }
+  c10::impl::GenericDict adam(c10::StringType::get(), c10::AnyType::get());
+  adam.insert(std::string("group_options"), options);
+  adam.insert(std::string("group_sizes"), group_sizes);
+  adam.insert(std::string("steps"), steps);
+  adam.insert(std::string("exp_avg"), exp_avg);
+  adam.insert(std::string("exp_avg_sq"), exp_avg_sq);
+  adam.insert(std::string("max_exp_avg_sq"), max_exp_avg_sq);
+  dict.insert(std::string("adam"), adam);
+}
+
+OptimizerState read_optimizer(const PickleValue& adam, const std::string& path) {
+  OptimizerState state;
+  auto options = list_entry(adam, "group_options", Kind::Float, path);
+  auto sizes = list_entry(adam, "group_sizes", Kind::Int, path);
+  TTS_CHECK(options.size() == kGroupOptions * sizes.size(),
+            "{}: the checkpoint's Adam state has {} options for {} groups, expected {} per group",
+            path, options.size(), sizes.size(), kGroupOptions);
+  int64_t total = 0;
+  for (size_t g = 0; g < sizes.size(); ++g) {
+    const PickleValue* const* o = options.data() + g * kGroupOptions;
+    OptimizerState::Group group;
+    group.lr = o[0]->real;
+    group.beta1 = o[1]->real;
+    group.beta2 = o[2]->real;
+    group.eps = o[3]->real;
+    group.weight_decay = o[4]->real;
+    group.amsgrad = o[5]->real != 0;
+    group.params = sizes[g]->integer;
+    TTS_CHECK(group.params >= 0 && group.params <= (int64_t{1} << 40),
+              "{}: the checkpoint's Adam group {} claims {} parameters", path, g, group.params);
+    total += group.params;
+    state.groups.push_back(group);
+  }
+  auto steps = list_entry(adam, "steps", Kind::Int, path);
+  auto exp_avg = list_entry(adam, "exp_avg", Kind::Tensor, path);
+  auto exp_avg_sq = list_entry(adam, "exp_avg_sq", Kind::Tensor, path);
+  auto max_exp_avg_sq = list_entry(adam, "max_exp_avg_sq", Kind::Tensor, path);
+  const auto n = static_cast<size_t>(total);
+  TTS_CHECK(steps.size() == n && exp_avg.size() == n && exp_avg_sq.size() == n &&
+                max_exp_avg_sq.size() == n,
+            "{}: the checkpoint's Adam state lists {} steps and {}/{}/{} moments for {} "
+            "parameters; the file is damaged",
+            path, steps.size(), exp_avg.size(), exp_avg_sq.size(), max_exp_avg_sq.size(), n);
+  for (size_t i = 0; i < n; ++i) {
+    OptimizerState::Param param;
+    param.has_state = steps[i]->integer >= 0;
+    param.step = std::max<int64_t>(steps[i]->integer, 0);
+    param.exp_avg = exp_avg[i]->tensor;
+    param.exp_avg_sq = exp_avg_sq[i]->tensor;
+    if (max_exp_avg_sq[i]->tensor.numel() > 0) param.max_exp_avg_sq = max_exp_avg_sq[i]->tensor;
+    state.params.push_back(std::move(param));
+  }
+  return state;
 }
 
 // step_00001234.pt -> 1234; -1 for other names.
@@ -40,13 +143,6 @@ int64_t step_of(const fs::path& file) {
   } catch (const std::exception&) {
     return -1;
   }
-}
-
-const c10::IValue& entry(const c10::impl::GenericDict& dict, const char* key,
-                         const std::string& path) {
-  auto it = dict.find(key);
-  TTS_CHECK(it != dict.end(), "{}: not a tts-train checkpoint (no '{}' entry)", path, key);
-  return it->value();
 }
 
 }  // namespace
@@ -65,9 +161,28 @@ Checkpoint capture(torch::nn::Module& model, torch::optim::Optimizer* optimizer,
     checkpoint.tensors.emplace_back(item.key(), item.value().detach().to(torch::kCPU).clone());
   }
   if (optimizer != nullptr) {
-    std::ostringstream stream;
-    torch::save(*optimizer, stream);
-    checkpoint.optimizer = stream.str();
+    auto* adam = dynamic_cast<torch::optim::Adam*>(optimizer);
+    TTS_CHECK(adam != nullptr, "checkpoints hold the state of torch::optim::Adam only");
+    for (auto& group : adam->param_groups()) {
+      const auto& options = static_cast<const torch::optim::AdamOptions&>(group.options());
+      checkpoint.optimizer.groups.push_back(
+          {options.lr(), std::get<0>(options.betas()), std::get<1>(options.betas()), options.eps(),
+           options.weight_decay(), options.amsgrad(), static_cast<int64_t>(group.params().size())});
+      for (const auto& param : group.params()) {
+        OptimizerState::Param stored_param;
+        auto it = adam->state().find(compat::optimizer_state_key(*adam, param));
+        if (it != adam->state().end()) {
+          const auto& s = static_cast<const torch::optim::AdamParamState&>(*it->second);
+          stored_param.has_state = true;
+          stored_param.step = s.step();
+          stored_param.exp_avg = stored(s.exp_avg());
+          stored_param.exp_avg_sq = stored(s.exp_avg_sq());
+          if (s.max_exp_avg_sq().defined())
+            stored_param.max_exp_avg_sq = stored(s.max_exp_avg_sq());
+        }
+        checkpoint.optimizer.params.push_back(std::move(stored_param));
+      }
+    }
   }
   at::Generator generator = at::detail::getDefaultCPUGenerator();
   checkpoint.rng_state = generator.get_state();
@@ -118,20 +233,58 @@ void restore_model(const Checkpoint& checkpoint, torch::nn::Module& model,
 }
 
 void restore_optimizer(const Checkpoint& checkpoint, torch::optim::Optimizer& optimizer) {
-  if (checkpoint.optimizer.empty()) return;
-  // torch::load would put each state tensor back on the device it was saved from (cuda:0 of
-  // rank 0): map everything to where this optimizer's parameters live.
-  torch::Device device(torch::kCPU);
-  for (const auto& group : optimizer.param_groups()) {
-    if (!group.params().empty()) {
-      device = group.params().front().device();
-      break;
+  const OptimizerState& state = checkpoint.optimizer;
+  if (state.empty()) return;
+  TTS_CHECK(state.unread_archive_of.empty(),
+            "{}: written by an older tts-train (format {}), whose optimizer state is a TorchScript "
+            "archive; tts-train no longer loads one, since it can carry code that runs on load. "
+            "Continue from its weights with a fresh optimizer: train --init-from {} (a new run "
+            "directory), or resume with the tts-train version that wrote it",
+            state.unread_archive_of, kFormatWithArchive, state.unread_archive_of);
+  auto* adam = dynamic_cast<torch::optim::Adam*>(&optimizer);
+  TTS_CHECK(adam != nullptr, "checkpoints hold the state of torch::optim::Adam only");
+  auto& groups = adam->param_groups();
+  TTS_CHECK(groups.size() == state.groups.size(),
+            "the checkpoint's optimizer has {} parameter groups, this one {}; resume with the "
+            "config the checkpoint was trained with",
+            state.groups.size(), groups.size());
+  size_t index = 0;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const OptimizerState::Group& stored_group = state.groups[g];
+    TTS_CHECK(static_cast<int64_t>(groups[g].params().size()) == stored_group.params,
+              "the checkpoint's optimizer group {} has {} parameters, this model {}; resume with "
+              "the config the checkpoint was trained with",
+              g, stored_group.params, groups[g].params().size());
+    auto& options = static_cast<torch::optim::AdamOptions&>(groups[g].options());
+    options.lr(stored_group.lr)
+        .betas({stored_group.beta1, stored_group.beta2})
+        .eps(stored_group.eps)
+        .weight_decay(stored_group.weight_decay)
+        .amsgrad(stored_group.amsgrad);
+    for (const auto& param : groups[g].params()) {
+      const OptimizerState::Param& stored_param = state.params.at(index++);
+      if (!stored_param.has_state) continue;
+      auto fits = [&](const torch::Tensor& t) { return t.defined() && t.sizes() == param.sizes(); };
+      TTS_CHECK(fits(stored_param.exp_avg) && fits(stored_param.exp_avg_sq) &&
+                    (!stored_param.max_exp_avg_sq.defined() || fits(stored_param.max_exp_avg_sq)),
+                "the checkpoint's Adam moments of parameter {} have shape [{}], the parameter "
+                "[{}]; resume with the config the checkpoint was trained with",
+                index - 1, fmt::join(stored_param.exp_avg.sizes(), ", "),
+                fmt::join(param.sizes(), ", "));
+      // On the device (and dtype) of the parameter, whatever device the checkpoint came from.
+      auto place = [&](const torch::Tensor& t) {
+        return t.to(param.options(), /*non_blocking=*/false, /*copy=*/true);
+      };
+      auto param_state = std::make_unique<torch::optim::AdamParamState>();
+      param_state->step(stored_param.step);
+      param_state->exp_avg(place(stored_param.exp_avg));
+      param_state->exp_avg_sq(place(stored_param.exp_avg_sq));
+      if (stored_param.max_exp_avg_sq.defined()) {
+        param_state->max_exp_avg_sq(place(stored_param.max_exp_avg_sq));
+      }
+      adam->state()[compat::optimizer_state_key(*adam, param)] = std::move(param_state);
     }
   }
-  std::istringstream stream(checkpoint.optimizer);
-  torch::serialize::InputArchive archive;
-  archive.load_from(stream, device);
-  optimizer.load(archive);
 }
 
 void restore_rng(const Checkpoint& checkpoint, const torch::Device& device) {
@@ -161,7 +314,7 @@ void write_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
   dict.insert("config", checkpoint.config_yaml);
   dict.insert("model", tensors);
   dict.insert("parameter_names", parameter_names);
-  dict.insert("optimizer", bytes_tensor(checkpoint.optimizer));
+  write_optimizer(dict, checkpoint.optimizer);
   dict.insert("rng_state", checkpoint.rng_state.defined() ? checkpoint.rng_state
                                                           : torch::empty({0}, torch::kUInt8));
   dict.insert("cuda_rng_state", checkpoint.cuda_rng_state.defined()
@@ -221,43 +374,60 @@ Checkpoint load_checkpoint(const std::string& path) {
   if (fs::is_symlink(file)) {  // name the file `latest` points to in what follows
     file = (fs::path(file).parent_path() / fs::read_symlink(file)).string();
   }
-  std::string bytes = read_file(file);
-  c10::IValue value;
-  try {
-    value = torch::pickle_load(std::vector<char>(bytes.begin(), bytes.end()));
-  } catch (const std::exception& e) {
-    std::string reason = e.what();
-    throw Error(fmt::format("checkpoint '{}' is corrupt or not a checkpoint ({} bytes): {}", file,
-                            bytes.size(), reason.substr(0, reason.find('\n'))));
-  }
-  TTS_CHECK(value.isGenericDict(), "checkpoint '{}' is not a tts-train checkpoint", file);
-  auto dict = value.toGenericDict();
-  TTS_CHECK(entry(dict, "format", file).toStringRef() == kFormat,
-            "checkpoint '{}' has format '{}'; this tts-train reads '{}'", file,
-            entry(dict, "format", file).toStringRef(), kFormat);
+  TTS_CHECK(is_zip_file(file),
+            "checkpoint '{}' is corrupt or not a checkpoint ({} bytes, not the zip archive "
+            "tts-train writes); use an earlier checkpoint",
+            file, fs::file_size(file));
+  const PickleValue root = [&] {
+    try {
+      return read_torch_file(file);
+    } catch (const Error& e) {
+      throw Error(
+          fmt::format("checkpoint '{}' is corrupt or not a checkpoint: {}", file, e.what()));
+    }
+  }();
+  TTS_CHECK(root.kind == Kind::Dict,
+            "checkpoint '{}' is not a tts-train checkpoint (it holds a {}, expected a dict)", file,
+            root.kind_name());
+  const std::string& format = entry(root, "format", Kind::String, file).text;
+  TTS_CHECK(format == kFormat || format == kFormatWithArchive,
+            "checkpoint '{}' has format '{}'; this tts-train reads '{}' and '{}'", file, format,
+            kFormat, kFormatWithArchive);
+  auto integer = [&](const char* key) { return entry(root, key, Kind::Int, file).integer; };
   Checkpoint checkpoint;
-  checkpoint.state.step = entry(dict, "step", file).toInt();
-  checkpoint.state.epoch = entry(dict, "epoch", file).toInt();
-  checkpoint.state.batch_in_epoch = entry(dict, "batch_in_epoch", file).toInt();
-  checkpoint.state.world_size = entry(dict, "world_size", file).toInt();
-  checkpoint.state.batch_size = entry(dict, "batch_size", file).toInt();
-  if (auto it = dict.find("r"); it != dict.end()) checkpoint.state.r = it->value().toInt();
-  checkpoint.config_yaml = entry(dict, "config", file).toStringRef();
-  for (const auto& item : entry(dict, "model", file).toGenericDict()) {
-    checkpoint.tensors.emplace_back(item.key().toStringRef(), item.value().toTensor());
+  checkpoint.state.step = integer("step");
+  checkpoint.state.epoch = integer("epoch");
+  checkpoint.state.batch_in_epoch = integer("batch_in_epoch");
+  checkpoint.state.world_size = integer("world_size");
+  checkpoint.state.batch_size = integer("batch_size");
+  if (root.find("r") != nullptr) checkpoint.state.r = integer("r");
+  checkpoint.config_yaml = entry(root, "config", Kind::String, file).text;
+  for (const auto& [key, value] : entry(root, "model", Kind::Dict, file).entries) {
+    TTS_CHECK(key->kind == Kind::String && value->kind == Kind::Tensor,
+              "checkpoint '{}': the model holds a {} under a {} key, expected tensors by name",
+              file, value->kind_name(), key->kind_name());
+    checkpoint.tensors.emplace_back(key->text, value->tensor);
   }
-  for (const auto& name : entry(dict, "parameter_names", file).toListRef()) {
-    checkpoint.parameter_names.push_back(name.toStringRef());
+  for (const PickleValue* name : list_entry(root, "parameter_names", Kind::String, file)) {
+    checkpoint.parameter_names.push_back(name->text);
   }
-  checkpoint.optimizer = tensor_bytes(entry(dict, "optimizer", file).toTensor());
-  auto rng = entry(dict, "rng_state", file).toTensor();
+  if (format == kFormat) {
+    checkpoint.optimizer = read_optimizer(entry(root, "adam", Kind::Dict, file), file);
+  } else if (entry(root, "optimizer", Kind::Tensor, file).tensor.numel() > 0) {
+    checkpoint.optimizer.unread_archive_of = file;
+  }
+  const torch::Tensor& rng = entry(root, "rng_state", Kind::Tensor, file).tensor;
   if (rng.numel() > 0) checkpoint.rng_state = rng;
-  if (auto it = dict.find("cuda_rng_state"); it != dict.end() && it->value().toTensor().numel()) {
-    checkpoint.cuda_rng_state = it->value().toTensor();
+  if (root.find("cuda_rng_state") != nullptr) {
+    const torch::Tensor& cuda_rng = entry(root, "cuda_rng_state", Kind::Tensor, file).tensor;
+    if (cuda_rng.numel() > 0) checkpoint.cuda_rng_state = cuda_rng;
   }
-  if (auto it = dict.find("metrics"); it != dict.end()) {  // absent before alignment metrics
-    for (const auto& item : it->value().toGenericDict()) {
-      checkpoint.metrics.emplace_back(item.key().toStringRef(), item.value().toDouble());
+  if (root.find("metrics") != nullptr) {  // absent before alignment metrics
+    for (const auto& [key, value] : entry(root, "metrics", Kind::Dict, file).entries) {
+      TTS_CHECK(key->kind == Kind::String && value->kind == Kind::Float,
+                "checkpoint '{}': the metrics hold a {} under a {} key, expected numbers by name",
+                file, value->kind_name(), key->kind_name());
+      checkpoint.metrics.emplace_back(key->text, value->real);
     }
   }
   return checkpoint;

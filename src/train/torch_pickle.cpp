@@ -1,19 +1,35 @@
 #include "tts/train/torch_pickle.h"
 
 #include <caffe2/serialize/inline_container.h>
+#include <fmt/ranges.h>
 #include <torch/torch.h>
 
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
+#include "tts/core/checked.h"
 #include "tts/core/error.h"
 
 namespace tts::train {
 namespace {
 
 using Value = std::shared_ptr<PickleValue>;
+
+// A state dict nests 3 to 5 levels (dict of dicts of tensors; our checkpoints add lists of
+// names). Consumers walk values recursively and shared_ptr destruction recurses too, so a file
+// of 100,000 nested lists would overflow the stack: deeper nesting is refused.
+constexpr size_t kMaxNesting = 100;
+// torch tensors have at most 64 dimensions in practice (numpy's limit; ours are 1- to 3-D).
+constexpr size_t kMaxTensorDimensions = 64;
+// Every rebuilt tensor is a copy of (part of) a storage, and a pickle can rebuild the same storage
+// any number of times with a few bytes each: the copies may total at most this many times the
+// file's size (plus a floor for tiny files). A state dict copies each storage about once; tied
+// weights saved under two names, twice.
+constexpr int64_t kMaxCopiesOfTheFile = 4;
+constexpr int64_t kCopyFloorBytes = int64_t{64} << 20;
 
 Value make(PickleValue::Kind kind) {
   auto value = std::make_shared<PickleValue>();
@@ -48,12 +64,180 @@ std::vector<int64_t> int_tuple(const PickleValue& value, const std::string& file
   return out;
 }
 
+// The uncompressed size of every record of the zip archive at `path`, by record name without the
+// archive's top folder ("data.pkl", "data/0"), read from the central directory (zip64 included).
+// caffe2's reader allocates a record's claimed size before reading it, so a 600-byte file whose
+// directory claims a 1 GB record would allocate 1 GB: sizes are checked against the file first.
+class ZipDirectory {
+ public:
+  explicit ZipDirectory(const std::string& path) : path_(path) {
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
+    file_size_ = static_cast<uint64_t>(in.tellg());
+    // The end-of-central-directory record: 22 bytes plus a comment of at most 65535.
+    const uint64_t tail_size = std::min<uint64_t>(file_size_, 22 + 65535);
+    std::string tail = read(in, file_size_ - tail_size, tail_size);
+    size_t eocd = std::string::npos;
+    for (size_t i = tail.size() >= 22 ? tail.size() - 22 + 1 : 0; i-- > 0;) {
+      if (u32(tail, i) == 0x06054b50) {
+        eocd = i;
+        break;
+      }
+    }
+    TTS_CHECK(eocd != std::string::npos, "no zip end-of-central-directory record");
+    uint64_t entries = u16(tail, eocd + 10);
+    uint64_t directory_size = u32(tail, eocd + 12);
+    uint64_t directory_offset = u32(tail, eocd + 16);
+    if (entries == 0xffff || directory_size == 0xffffffff || directory_offset == 0xffffffff) {
+      // zip64: a locator 20 bytes before points to the zip64 end-of-central-directory record.
+      const uint64_t eocd_at = file_size_ - tail_size + eocd;
+      TTS_CHECK(eocd_at >= 20, "a zip64 archive without its locator");
+      std::string locator = read(in, eocd_at - 20, 20);
+      TTS_CHECK(u32(locator, 0) == 0x07064b50, "a zip64 archive without its locator");
+      std::string record = read(in, u64(locator, 8), 56);
+      TTS_CHECK(u32(record, 0) == 0x06064b50, "a damaged zip64 end-of-central-directory record");
+      entries = u64(record, 32);
+      directory_size = u64(record, 40);
+      directory_offset = u64(record, 48);
+    }
+    TTS_CHECK(directory_size <= file_size_ && directory_offset <= file_size_ - directory_size &&
+                  entries <= directory_size / 46,
+              "the zip directory claims {} entries in {} bytes at {}, past the file's {} bytes",
+              entries, directory_size, directory_offset, file_size_);
+    std::string directory = read(in, directory_offset, directory_size);
+    size_t at = 0;
+    for (uint64_t e = 0; e < entries; ++e) {
+      TTS_CHECK(at + 46 <= directory.size() && u32(directory, at) == 0x02014b50,
+                "a damaged zip central directory (entry {})", e);
+      uint64_t uncompressed = u32(directory, at + 24);
+      const size_t name_length = u16(directory, at + 28);
+      const size_t extra_length = u16(directory, at + 30);
+      const size_t comment_length = u16(directory, at + 32);
+      const size_t end = at + 46 + name_length + extra_length + comment_length;
+      TTS_CHECK(end <= directory.size(), "a damaged zip central directory (entry {})", e);
+      std::string name = directory.substr(at + 46, name_length);
+      if (uncompressed == 0xffffffff) {  // the real size is in the zip64 extra field
+        bool found = false;
+        for (size_t x = at + 46 + name_length; x + 4 <= at + 46 + name_length + extra_length;) {
+          const size_t id = u16(directory, x), length = u16(directory, x + 2);
+          if (id == 0x0001 && length >= 8 && x + 4 + 8 <= directory.size()) {
+            uncompressed = u64(directory, x + 4);
+            found = true;
+            break;
+          }
+          x += 4 + length;
+        }
+        TTS_CHECK(found, "zip entry '{}' has no zip64 size", name);
+      }
+      auto slash = name.find('/');
+      sizes_[slash == std::string::npos ? name : name.substr(slash + 1)] = uncompressed;
+      at = end;
+    }
+  }
+
+  uint64_t file_size() const { return file_size_; }
+
+  // Throws unless record `name` exists and its size fits in the file (torch.save stores records
+  // uncompressed, so none is larger than the file that holds it).
+  void check(const std::string& name, const std::string& file) const {
+    auto it = sizes_.find(name);
+    TTS_CHECK(it != sizes_.end(), "'{}' has no record '{}'; it is not a torch.save file", file,
+              name);
+    TTS_CHECK(it->second <= file_size_,
+              "'{}': its zip directory claims {} bytes for record '{}' in a file of {} bytes; the "
+              "file is damaged or made to exhaust memory",
+              file, it->second, name, file_size_);
+  }
+
+ private:
+  std::string read(std::ifstream& in, uint64_t offset, uint64_t size) {
+    TTS_CHECK(offset <= file_size_ && size <= file_size_ - offset,
+              "a zip structure at byte {} reaches past the end of the file", offset);
+    std::string bytes(size, '\0');
+    in.seekg(static_cast<std::streamoff>(offset));
+    in.read(bytes.data(), static_cast<std::streamsize>(size));
+    TTS_CHECK(static_cast<uint64_t>(in.gcount()) == size, "'{}' cannot be read", path_);
+    return bytes;
+  }
+  static uint64_t little(const std::string& b, size_t at, int n) {
+    TTS_CHECK(at + n <= b.size(), "a zip structure is cut short");
+    uint64_t v = 0;
+    for (int i = n; i-- > 0;) v = (v << 8) | static_cast<unsigned char>(b[at + i]);
+    return v;
+  }
+  static uint64_t u16(const std::string& b, size_t at) { return little(b, at, 2); }
+  static uint64_t u32(const std::string& b, size_t at) { return little(b, at, 4); }
+  static uint64_t u64(const std::string& b, size_t at) { return little(b, at, 8); }
+
+  std::string path_;
+  uint64_t file_size_ = 0;
+  std::unordered_map<std::string, uint64_t> sizes_;
+};
+
+// Checks that `root` holds no cycle (a list that contains itself through the memo) and nests at
+// most kMaxNesting containers deep, without recursion: this is what makes the value safe to walk
+// and to destroy. Shared containers (the memo's other use) are visited once.
+void check_nesting(const PickleValue& root, const std::string& file) {
+  enum class State { Open, Done };
+  std::unordered_map<const PickleValue*, State> seen;
+  struct Frame {
+    const PickleValue* value;
+    size_t child;
+  };
+  auto children = [](const PickleValue& v) { return v.items.size() + 2 * v.entries.size(); };
+  auto child_at = [](const PickleValue& v, size_t i) -> const PickleValue* {
+    if (i < v.items.size()) return v.items[i].get();
+    i -= v.items.size();
+    const auto& entry = v.entries[i / 2];
+    return (i % 2 == 0 ? entry.first : entry.second).get();
+  };
+  std::vector<Frame> path{{&root, 0}};
+  seen[&root] = State::Open;
+  while (!path.empty()) {
+    Frame& frame = path.back();
+    if (frame.child == children(*frame.value)) {
+      seen[frame.value] = State::Done;
+      path.pop_back();
+      continue;
+    }
+    const PickleValue* child = child_at(*frame.value, frame.child++);
+    if (child == nullptr || children(*child) == 0) continue;
+    auto [it, inserted] = seen.emplace(child, State::Open);
+    if (!inserted) {
+      TTS_CHECK(it->second == State::Done,
+                "{}: data.pkl holds a {} that contains itself (a cycle through the pickle memo); "
+                "torch.save never writes one for a state dict",
+                file, child->kind_name());
+      continue;  // shared, already checked (its depth below this point included)
+    }
+    TTS_CHECK(path.size() < kMaxNesting,
+              "{}: data.pkl nests containers more than {} deep; a state dict nests 3 to 5, so the "
+              "file is damaged or was not written for model weights",
+              file, kMaxNesting);
+    path.push_back({child, 0});
+  }
+}
+
 class Unpickler {
  public:
-  Unpickler(caffe2::serialize::PyTorchStreamReader& reader, std::string file)
-      : reader_(reader), file_(std::move(file)) {
+  Unpickler(caffe2::serialize::PyTorchStreamReader& reader, const ZipDirectory& directory,
+            std::string file)
+      : reader_(reader), directory_(directory), file_(std::move(file)) {
+    directory_.check("data.pkl", file_);
     auto [data, size] = reader_.getRecord("data.pkl");
     bytes_.assign(static_cast<const char*>(data.get()), size);
+  }
+  Unpickler(const Unpickler&) = delete;
+  Unpickler& operator=(const Unpickler&) = delete;
+  // Whatever was built (a cyclic or deeply nested value included) is taken apart one container at
+  // a time: its children are released before it, so neither a cycle leaks nor does destruction
+  // recurse.
+  ~Unpickler() {
+    stack_.clear();
+    memo_.clear();
+    for (auto& value : containers_) {
+      std::vector<Value>().swap(value->items);
+      decltype(value->entries)().swap(value->entries);
+    }
   }
 
   Value run() {
@@ -64,13 +248,17 @@ class Unpickler {
     }
     TTS_CHECK(stack_.size() == 1, "{}: data.pkl ends with {} values on the stack, expected 1",
               file_, stack_.size());
-    return stack_.back();
+    Value root = stack_.back();
+    check_nesting(*root, file_);
+    containers_.clear();  // the value is sound: the caller owns it now
+    return root;
   }
 
  private:
   const char* next(size_t n) {
-    TTS_CHECK(position_ + n <= bytes_.size(), "{}: data.pkl is truncated at byte {}", file_,
-              position_);
+    TTS_CHECK(n <= bytes_.size() - position_,
+              "{}: data.pkl is truncated at byte {} (an opcode needs {} more bytes, {} are left)",
+              file_, position_, n, bytes_.size() - position_);
     const char* p = bytes_.data() + position_;
     position_ += n;
     return p;
@@ -89,8 +277,20 @@ class Unpickler {
     position_ = end + 1;
     return s;
   }
+  Value make_container(PickleValue::Kind kind) {
+    Value value = make(kind);
+    containers_.push_back(value);
+    return value;
+  }
+  PickleValue& top() {
+    TTS_CHECK(!stack_.empty(), "{}: data.pkl uses the top of an empty stack at byte {}", file_,
+              position_);
+    return *stack_.back();
+  }
   Value pop() {
-    TTS_CHECK(!stack_.empty(), "{}: data.pkl pops an empty stack at byte {}", file_, position_);
+    TTS_CHECK(!stack_.empty() && (marks_.empty() || stack_.size() > marks_.back()),
+              "{}: data.pkl pops {} at byte {}", file_,
+              stack_.empty() ? "an empty stack" : "below its MARK", position_);
     Value v = stack_.back();
     stack_.pop_back();
     return v;
@@ -99,6 +299,8 @@ class Unpickler {
     TTS_CHECK(!marks_.empty(), "{}: data.pkl has no MARK at byte {}", file_, position_);
     size_t mark = marks_.back();
     marks_.pop_back();
+    TTS_CHECK(mark <= stack_.size(), "{}: data.pkl's MARK at byte {} is below the stack", file_,
+              position_);
     std::vector<Value> items(stack_.begin() + static_cast<std::ptrdiff_t>(mark), stack_.end());
     stack_.resize(mark);
     return items;
@@ -114,7 +316,7 @@ class Unpickler {
     stack_.push_back(value);
   }
   void push_tuple(std::vector<Value> items) {
-    auto value = make(PickleValue::Kind::Tuple);
+    auto value = make_container(PickleValue::Kind::Tuple);
     value->items = std::move(items);
     stack_.push_back(value);
   }
@@ -142,10 +344,10 @@ class Unpickler {
         marks_.push_back(stack_.size());
         break;
       case '}':
-        stack_.push_back(make(K::Dict));
+        stack_.push_back(make_container(K::Dict));
         break;
       case ']':
-        stack_.push_back(make(K::List));
+        stack_.push_back(make_container(K::List));
         break;
       case ')':
         push_tuple({});
@@ -221,45 +423,52 @@ class Unpickler {
         break;
       }
       case 'l': {
-        auto list = make(K::List);
+        auto list = make_container(K::List);
         list->items = pop_to_mark();
         stack_.push_back(list);
         break;
       }
       case 'd': {
-        auto dict = make(K::Dict);
+        auto dict = make_container(K::Dict);
         set_items(*dict, pop_to_mark());
         stack_.push_back(dict);
         break;
       }
       case 'a': {
         Value item = pop();
-        append(*stack_.at(stack_.size() - 1), {item});
+        append(top(), {item});
         break;
       }
       case 'e': {
         std::vector<Value> items = pop_to_mark();
-        append(*stack_.at(stack_.size() - 1), items);
+        append(top(), items);
         break;
       }
       case 's': {
         Value value = pop(), key = pop();
-        set_items(*stack_.at(stack_.size() - 1), {key, value});
+        set_items(top(), {key, value});
         break;
       }
       case 'u': {
         std::vector<Value> items = pop_to_mark();
-        set_items(*stack_.at(stack_.size() - 1), items);
+        set_items(top(), items);
         break;
       }
-      case 'q':
-        memo_[little_endian(1)] = stack_.at(stack_.size() - 1);
+      case 'q': {
+        uint64_t key = little_endian(1);
+        top();
+        memo_[key] = stack_.back();
         break;  // BINPUT
-      case 'r':
-        memo_[little_endian(4)] = stack_.at(stack_.size() - 1);
+      }
+      case 'r': {
+        uint64_t key = little_endian(4);
+        top();
+        memo_[key] = stack_.back();
         break;  // LONG_BINPUT
+      }
       case 0x94:
-        memo_[memo_.size()] = stack_.at(stack_.size() - 1);
+        top();
+        memo_[memo_.size()] = stack_.back();
         break;  // MEMOIZE
       case 'h':
       case 'j': {
@@ -274,7 +483,8 @@ class Unpickler {
         pop();
         break;
       case '2':
-        stack_.push_back(stack_.at(stack_.size() - 1));
+        top();
+        stack_.push_back(stack_.back());
         break;
       case '1':
         pop_to_mark();
@@ -288,6 +498,9 @@ class Unpickler {
       }
       case 0x93: {  // STACK_GLOBAL
         Value name = pop(), module = pop();
+        TTS_CHECK(name->kind == K::String && module->kind == K::String,
+                  "{}: data.pkl's STACK_GLOBAL at byte {} names a {} in a {}, expected strings",
+                  file_, position_, name->kind_name(), module->kind_name());
         auto global = make(K::Global);
         global->text = module->text + "." + name->text;
         stack_.push_back(global);
@@ -301,6 +514,7 @@ class Unpickler {
       }
       case 'b':
         pop();
+        top();
         break;  // BUILD: object state (an OrderedDict's _metadata) is not needed
       case 'Q':
         stack_.push_back(persistent_load(*pop()));
@@ -313,16 +527,73 @@ class Unpickler {
     }
   }
 
+  // The one bounds check before any view of a storage is made: offset, sizes and strides come
+  // from the file, so every element the view can reach must lie inside the storage, computed
+  // without wrapping, and the copy may not be larger than the storage (a stride-0 view of one
+  // float claiming 2^30 elements would otherwise allocate 4 GiB from a tiny file).
+  torch::Tensor rebuild_tensor(const PickleValue& storage, const PickleValue& offset_value,
+                               const PickleValue& size_value, const PickleValue& stride_value) {
+    using K = PickleValue::Kind;
+    TTS_CHECK(
+        offset_value.kind == K::Int && size_value.kind == K::Tuple && stride_value.kind == K::Tuple,
+        "{}: data.pkl rebuilds a tensor from a {} offset, {} sizes and {} strides; expected "
+        "an int and two tuples of ints",
+        file_, offset_value.kind_name(), size_value.kind_name(), stride_value.kind_name());
+    std::vector<int64_t> sizes = int_tuple(size_value, file_);
+    std::vector<int64_t> strides = int_tuple(stride_value, file_);
+    const int64_t offset = offset_value.integer;
+    const int64_t storage_numel = storage.tensor.numel();
+    auto refuse = [&](const std::string& why) {
+      return Error(fmt::format(
+          "{}: data.pkl has a tensor view (offset {}, sizes ({}), strides ({})) over a storage of "
+          "{} elements that {}; the file is damaged or was made to attack the reader",
+          file_, offset, fmt::join(sizes, ", "), fmt::join(strides, ", "), storage_numel, why));
+    };
+    if (sizes.size() != strides.size()) throw refuse("does not have as many strides as sizes");
+    if (sizes.size() > kMaxTensorDimensions) {
+      throw refuse(fmt::format("has more than {} dimensions", kMaxTensorDimensions));
+    }
+    auto numel = checked_element_count(sizes);
+    if (!numel) throw refuse("has a negative size or more elements than 64 bits count");
+    if (offset < 0) throw refuse("starts before the storage");
+    if (*numel > 0) {
+      int64_t last = offset;  // the element the view's last index reaches
+      for (size_t d = 0; d < sizes.size(); ++d) {
+        if (strides[d] < 0) throw refuse("has a negative stride");
+        auto reach = checked_mul(sizes[d] - 1, strides[d]);
+        auto sum = reach ? checked_add(last, *reach) : std::nullopt;
+        if (!sum) throw refuse("reaches past 64-bit element positions");
+        last = *sum;
+      }
+      if (last >= storage_numel) throw refuse("reaches past the storage's end");
+      if (*numel > storage_numel) throw refuse("has more elements than its storage holds");
+    } else if (offset > storage_numel) {
+      throw refuse("starts past the storage's end");
+    }
+    const int64_t bytes = *numel * static_cast<int64_t>(storage.tensor.element_size());
+    copied_bytes_ += bytes;  // no overflow: each term is at most a storage's size
+    const int64_t budget =
+        kMaxCopiesOfTheFile * static_cast<int64_t>(directory_.file_size()) + kCopyFloorBytes;
+    TTS_CHECK(copied_bytes_ <= budget,
+              "{}: data.pkl rebuilds tensors totalling more than {} bytes from a file of {} bytes "
+              "(the same storage over and over); a state dict copies each storage about once",
+              file_, budget, directory_.file_size());
+    return storage.tensor.as_strided(sizes, strides, offset).clone();
+  }
+
   Value reduce(const PickleValue& callable, const PickleValue& args) {
+    using K = PickleValue::Kind;
+    TTS_CHECK(callable.kind == K::Global && args.kind == K::Tuple,
+              "{}: data.pkl calls something that is not a named function (a {}, with a {}) at "
+              "byte {}; only named functions with a tuple of arguments can be called",
+              file_, callable.kind_name(), args.kind_name(), position_);
     const std::string& name = callable.text;
     const auto& a = args.items;
-    if (name == "collections.OrderedDict" && a.empty()) return make(PickleValue::Kind::Dict);
+    if (name == "collections.OrderedDict" && a.empty()) return make_container(K::Dict);
     if ((name == "torch._utils._rebuild_tensor_v2" || name == "torch._utils._rebuild_tensor") &&
-        a.size() >= 4 && a[0]->kind == PickleValue::Kind::Tensor) {
-      auto value = make(PickleValue::Kind::Tensor);
-      value->tensor =
-          a[0]->tensor.as_strided(int_tuple(*a[2], file_), int_tuple(*a[3], file_), a[1]->integer)
-              .clone();
+        a.size() >= 4 && a[0]->kind == K::Tensor) {
+      auto value = make(K::Tensor);
+      value->tensor = rebuild_tensor(*a[0], *a[1], *a[2], *a[3]);
       return value;
     }
     // libtorch's own pickler (torch::pickle_save, our checkpoints) tags containers with their
@@ -344,24 +615,40 @@ class Unpickler {
 
   // ('storage', storage type, key, location, numel) -> the storage as a flat tensor.
   Value persistent_load(const PickleValue& id) {
-    TTS_CHECK(id.kind == PickleValue::Kind::Tuple && id.items.size() >= 5 &&
-                  id.items[0]->text == "storage",
-              "{}: data.pkl has a persistent id that is not a storage", file_);
+    using K = PickleValue::Kind;
+    TTS_CHECK(id.kind == K::Tuple && id.items.size() >= 5 && id.items[0]->kind == K::String &&
+                  id.items[0]->text == "storage" &&
+                  (id.items[1]->kind == K::Global || id.items[1]->kind == K::String) &&
+                  id.items[2]->kind == K::String,
+              "{}: data.pkl has a persistent id that is not ('storage', type, key, location, "
+              "size); only tensor storages are read",
+              file_);
     const std::string& key = id.items[2]->text;
+    // torch.save names storages 0, 1, ...: a key is a record name inside the archive, never a
+    // path.
+    TTS_CHECK(!key.empty() && key.size() <= 64 &&
+                  key.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                        "0123456789_") == std::string::npos,
+              "{}: data.pkl names a storage '{}'; expected a short name of letters, digits and _",
+              file_, key.substr(0, 64));
     auto cached = storages_.find(key);
     if (cached != storages_.end()) return cached->second;
     torch::Dtype dtype = storage_dtype(id.items[1]->text, file_);
+    directory_.check("data/" + key, file_);
     auto [data, size] = reader_.getRecord("data/" + key);
     int64_t element = static_cast<int64_t>(c10::elementSize(dtype));
     int64_t numel = static_cast<int64_t>(size) / element;
     auto value = make(PickleValue::Kind::Tensor);
     value->tensor = torch::empty({numel}, dtype);
-    std::memcpy(value->tensor.data_ptr(), data.get(), static_cast<size_t>(numel * element));
+    if (numel > 0) {
+      std::memcpy(value->tensor.data_ptr(), data.get(), static_cast<size_t>(numel * element));
+    }
     storages_[key] = value;
     return value;
   }
 
   caffe2::serialize::PyTorchStreamReader& reader_;
+  const ZipDirectory& directory_;
   std::string file_;
   std::string bytes_;
   size_t position_ = 0;
@@ -369,6 +656,8 @@ class Unpickler {
   std::vector<size_t> marks_;
   std::unordered_map<uint64_t, Value> memo_;
   std::unordered_map<std::string, Value> storages_;
+  std::vector<Value> containers_;  // every list, tuple and dict built, for the destructor
+  int64_t copied_bytes_ = 0;       // the bytes of every tensor rebuilt so far
 };
 
 }  // namespace
@@ -403,9 +692,17 @@ PickleValue read_torch_file(const std::string& path) {
             "torch.save(torch.load('{}', map_location='cpu'), 'resaved.pt')\" and convert "
             "resaved.pt",
             path, path);
+  const ZipDirectory directory = [&] {
+    try {
+      return ZipDirectory(path);
+    } catch (const Error& e) {
+      throw Error(fmt::format("'{}' is not a readable torch.save file: {}", path, e.what()));
+    }
+  }();
   try {
     caffe2::serialize::PyTorchStreamReader reader(path);
     if (reader.hasRecord("byteorder")) {
+      directory.check("byteorder", path);
       auto [data, size] = reader.getRecord("byteorder");
       std::string order(static_cast<const char*>(data.get()), size);
       TTS_CHECK(order == "little",
@@ -413,7 +710,7 @@ PickleValue read_torch_file(const std::string& path) {
                 "little-endian one",
                 path, order);
     }
-    return *Unpickler(reader, path).run();
+    return *Unpickler(reader, directory, path).run();
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {

@@ -151,3 +151,66 @@ TEST(Npy, ReadsFortranOrderIntoCOrder) {
   EXPECT_NE(message.find("truncated .npy data"), std::string::npos) << message;
   EXPECT_NE(message.find(short_path), std::string::npos) << message;
 }
+
+// Sizes a header claims are checked against the file before anything is allocated or indexed:
+// negative or overflowing dimensions, products and byte counts that wrap, header lengths past the
+// file, headers cut short anywhere. Each is a tts::Error naming the file.
+TEST(Npy, HostileHeadersAreRefusedBeforeAnyAllocation) {
+  const std::string path = temp_path("hostile.npy");
+  auto refused = [&](const std::string& dict, const std::string& data, const std::string& what) {
+    write_raw_npy(path, dict, data);
+    std::string message = error_of([&] { tts::read_npy(path); });
+    EXPECT_NE(message.find(path), std::string::npos) << dict << ": " << message;
+    EXPECT_NE(message.find(what), std::string::npos) << dict << ": " << message;
+  };
+  const std::string four = raw_bytes(std::vector<float>{1, 2, 3, 4});
+  refused("{'descr': '<f4', 'fortran_order': True, 'shape': (-2, -2), }", four, "bad shape");
+  refused("{'descr': '<f4', 'fortran_order': False, 'shape': (2, -2), }", four, "bad shape");
+  refused("{'descr': '<f4', 'fortran_order': False, 'shape': (+4,), }", four, "bad shape");
+  refused("{'descr': '<f4', 'fortran_order': False, 'shape': (4 4,), }", four, "bad shape");
+  refused("{'descr': '<f4', 'fortran_order': False, 'shape': (9223372036854775808,), }", four,
+          "bad shape");
+  refused("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }", four,
+          "more elements than 64 bits");
+  refused("{'descr': '<f8', 'fortran_order': False, 'shape': (2305843009213693953,), }", four,
+          "truncated .npy data");
+  refused("{'descr': '<f4', 'fortran_order': False, 'shape': (1073741824, 2), }", four,
+          "truncated .npy data");
+  refused("{'descr': '<f4', 'fortran_order': False, 'shape': (5,), }", four, "truncated .npy data");
+  refused("{'descr': '<f4', 'fortran_order': Maybe, 'shape': (4,), }", four, "fortran_order");
+  refused("{'descr':    ", "", "no value");
+  refused("{'descr': '<f4', 'fortran_order': False, 'shape': (4,", "", "no value");
+  refused("{'descr': <f4, 'fortran_order': False, 'shape': (4,), }", four, "bad dtype");
+
+  // A header length past the file, and a version 2 length cut short.
+  std::string bytes = std::string("\x93NUMPY\x02\x00\xff\xff\xff\xff", 12);
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  EXPECT_NE(error_of([&] { tts::read_npy(path); }).find("claims 4294967295 bytes"),
+            std::string::npos);
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      << std::string("\x93NUMPY\x02\x00\x10\x00", 10);
+  EXPECT_NE(error_of([&] { tts::read_npy(path); }).find("cut short"), std::string::npos);
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      << std::string("\x93NUMPY\x01\x00\x00\x10", 10) << "{'descr'";
+  EXPECT_NE(error_of([&] { tts::read_npy(path); }).find("truncated .npy header"),
+            std::string::npos);
+}
+
+TEST(Npy, ZeroSizedAndFortranShapesStayInBounds) {
+  const std::string path = temp_path("zero.npy");
+  write_raw_npy(path, "{'descr': '<f4', 'fortran_order': True, 'shape': (0, 5), }", "");
+  tts::NpyArray empty = tts::read_npy(path);
+  EXPECT_EQ(empty.shape, (std::vector<int64_t>{0, 5}));
+  EXPECT_TRUE(empty.data.empty());
+  write_raw_npy(path, "{'descr': '<f4', 'fortran_order': True, 'shape': (3, 0, 1000000000000), }",
+                "");
+  EXPECT_TRUE(tts::read_npy(path).data.empty());
+  // Spaces around entries, as other writers put them.
+  write_raw_npy(path, "{'descr': '<i2', 'fortran_order': False, 'shape': ( 2 , 1 ), }",
+                raw_bytes(std::vector<int16_t>{7, -8}));
+  EXPECT_EQ(tts::read_npy(path).data, (std::vector<float>{7, -8}));
+  // Python 2's numpy wrote long integers with an L.
+  write_raw_npy(path, "{'descr': '<i2', 'fortran_order': False, 'shape': (2L, 1L), }",
+                raw_bytes(std::vector<int16_t>{7, -8}));
+  EXPECT_EQ(tts::read_npy(path).shape, (std::vector<int64_t>{2, 1}));
+}

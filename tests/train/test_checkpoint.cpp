@@ -131,3 +131,49 @@ TEST(Checkpoint, AModelOfAnotherShapeIsRefusedWithTheNames) {
   }
   EXPECT_THROW(load_newest_checkpoint(temp_dir("ckpt_empty")), tts::Error);
 }
+
+// Checkpoints hold the optimizer's state as plain tensors and numbers, read by the data-only
+// reader: no TorchScript archive is loaded. An older checkpoint (format 1) whose optimizer state
+// is such an archive still shows its weights, but resuming from it is refused with the way on.
+TEST(Checkpoint, AnOlderCheckpointsTorchScriptOptimizerArchiveIsNotLoaded) {
+  std::string dir = temp_dir("ckpt_format1");
+  Net net(4);
+  torch::optim::Adam adam(net->parameters(), torch::optim::AdamOptions(1e-2));
+  train_steps(net, adam, 1);
+  Checkpoint current = capture(*net, &adam, TrainingState{}, "");
+  ASSERT_EQ(current.optimizer.params.size(), net->parameters().size());
+  EXPECT_TRUE(current.optimizer.params.front().has_state);
+
+  c10::Dict<std::string, at::Tensor> tensors;
+  for (const auto& [name, tensor] : current.tensors) tensors.insert(name, tensor);
+  c10::List<std::string> names;
+  for (const auto& name : current.parameter_names) names.push_back(name);
+  c10::impl::GenericDict dict(c10::StringType::get(), c10::AnyType::get());
+  dict.insert(std::string("format"), std::string("tts-train-checkpoint-1"));
+  for (const char* key : {"step", "epoch", "batch_in_epoch", "world_size", "batch_size"}) {
+    dict.insert(std::string(key), int64_t{1});
+  }
+  dict.insert(std::string("config"), std::string(""));
+  dict.insert(std::string("model"), tensors);
+  dict.insert(std::string("parameter_names"), names);
+  dict.insert(std::string("optimizer"), torch::ones({16}, torch::kUInt8));  // an archive's bytes
+  dict.insert(std::string("rng_state"), torch::empty({0}, torch::kUInt8));
+  std::vector<char> bytes = torch::pickle_save(c10::IValue(dict));
+  std::string path = dir + "/step_00000001.pt";
+  std::ofstream(path, std::ios::binary) << std::string(bytes.begin(), bytes.end());
+
+  Checkpoint old = load_checkpoint(path);
+  Net fresh(4);
+  restore_model(old, *fresh, path);
+  EXPECT_TRUE(torch::equal(fresh->first->weight, net->first->weight));
+  torch::optim::Adam fresh_adam(fresh->parameters(), torch::optim::AdamOptions(1e-2));
+  try {
+    restore_optimizer(old, fresh_adam);
+    FAIL() << "an optimizer archive was loaded";
+  } catch (const tts::Error& e) {
+    std::string message = e.what();
+    EXPECT_NE(message.find(path), std::string::npos) << message;
+    EXPECT_NE(message.find("--init-from"), std::string::npos) << message;
+  }
+  EXPECT_TRUE(fresh_adam.state().empty());
+}

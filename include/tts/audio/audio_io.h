@@ -13,7 +13,9 @@ namespace tts::audio {
 // Reads `path`, mixes or picks channels per `options.channels` (mix averages, first keeps channel
 // 0, error refuses multi-channel files) and resamples to `options.sample_rate`. `original_rate`
 // (optional) receives the file's own rate, so callers can count resampled files. Throws tts::Error
-// naming the file for a missing file, a directory, unreadable or empty audio, NaN/Inf samples.
+// naming the file for a missing file, a directory, unreadable or empty audio, NaN/Inf samples, and
+// before reading any sample for a header outside the limits (docs/security.md: a rate outside
+// 1-384 kHz, more than 32 channels, more than 600 s, more samples than the file can hold).
 std::vector<float> read_audio(const std::string& path, const config::AudioOptions& options,
                               int* original_rate = nullptr);
 

@@ -29,12 +29,16 @@ inline void write_npy(const std::string& path, const NpyArray& array) {
 // file, unsupported dtype, truncated data).
 NpyArray read_npy(const std::string& path);
 
-// Reads only the header: the shape and dtype string ("<f4"). Throws like read_npy.
+// Reads only the header: the shape and dtype string ("<f4"). Throws like read_npy, also when the
+// header's length, a dimension (negative, past 64 bits) or the data the shape needs (for a dtype
+// read_npy converts) does not fit the file's real size: nothing is allocated from a claimed size
+// before it is compared with the file.
 struct NpyHeader {
   std::vector<int64_t> shape;
   std::string dtype;
   bool fortran_order = false;
   size_t data_offset = 0;
+  int64_t element_count = 0;  // the product of `shape`, checked for overflow
 };
 NpyHeader read_npy_header(const std::string& path);
 

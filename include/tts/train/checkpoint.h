@@ -33,12 +33,34 @@ struct TrainingState {
   int64_t r = 0;  // mel frames per decoder step in force (train.r_schedule); 0 in older files
 };
 
+// Adam's state as plain data: numbers and tensors, nothing a reader would have to run (the
+// TorchScript archive torch::save writes for an optimizer can carry code that runs on load).
+struct OptimizerState {
+  struct Group {  // the options of one parameter group, and how many parameters it holds
+    double lr = 0, beta1 = 0, beta2 = 0, eps = 0, weight_decay = 0;
+    bool amsgrad = false;
+    int64_t params = 0;
+  };
+  struct Param {  // one parameter's moments; has_state is false before its first step
+    bool has_state = false;
+    int64_t step = 0;
+    torch::Tensor exp_avg, exp_avg_sq, max_exp_avg_sq;  // CPU; max_exp_avg_sq only with amsgrad
+  };
+  std::vector<Group> groups;
+  std::vector<Param> params;  // every group's parameters, in group order
+  // Set (to the file) when the checkpoint holds an older version's TorchScript optimizer archive,
+  // which is not loaded: resuming from it is refused with the way forward.
+  std::string unread_archive_of;
+
+  bool empty() const { return groups.empty() && unread_archive_of.empty(); }
+};
+
 struct Checkpoint {
   TrainingState state;
   std::string config_yaml;  // the resolved config (tts::config::dump_config)
   std::vector<std::pair<std::string, torch::Tensor>> tensors;  // parameters then buffers, CPU
   std::vector<std::string> parameter_names;                    // which tensors are parameters
-  std::string optimizer;                                       // torch::save(optimizer) bytes
+  OptimizerState optimizer;                                    // empty when none was captured
   torch::Tensor rng_state;                                     // default CPU generator state
   // State of the default generator of the CUDA device the model trained on (dropout draws from
   // it there); undefined for a CPU run.
@@ -58,7 +80,9 @@ Checkpoint capture(torch::nn::Module& model, torch::optim::Optimizer* optimizer,
 void restore_model(const Checkpoint& checkpoint, torch::nn::Module& model,
                    const std::string& source);
 // Loads the optimizer's state onto the device of the optimizer's parameters, whatever device it
-// was saved from (a checkpoint of cuda:0 resumes on cuda:3 or on the CPU).
+// was saved from (a checkpoint of cuda:0 resumes on cuda:3 or on the CPU). The optimizer must be
+// torch::optim::Adam with the checkpoint's parameter groups and shapes; throws tts::Error otherwise
+// and for an older checkpoint's TorchScript optimizer archive.
 void restore_optimizer(const Checkpoint& checkpoint, torch::optim::Optimizer& optimizer);
 // Restores the CPU generator and, when `device` is a CUDA device and the checkpoint has a CUDA
 // generator state, that device's generator.
@@ -76,8 +100,10 @@ std::string save_checkpoint(const std::string& dir, const Checkpoint& checkpoint
 // its model with max_r = config.train.max_scheduled_r().
 config::Config checkpoint_config(const Checkpoint& checkpoint, const std::string& source);
 
-// Reads one checkpoint file (a path, `.../latest`, a checkpoints directory or a run directory).
-// Throws tts::Error naming the file when it is missing or corrupt.
+// Reads one checkpoint file (a path, `.../latest`, a checkpoints directory or a run directory)
+// with the same data-only torch.save reader as NVIDIA's files (read_torch_file): tensors and plain
+// values, anything else refused by name. Throws tts::Error naming the file when it is missing,
+// corrupt or holds something else.
 Checkpoint load_checkpoint(const std::string& path);
 
 // Resolves what load_checkpoint accepts to the checkpoint files, newest first.

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Builds and runs the libFuzzer harnesses of tests/fuzz/ (docs/security.md: what each reads).
+#   scripts/fuzz.sh NAME SECONDS   fuzz one harness for SECONDS; NAME: npy, torch_file,
+#                                  torch_pickle, audio, config, metadata
+#   scripts/fuzz.sh --ci [SECONDS] CI stage: build every harness, replay the regression inputs
+#                                  (tests/fuzz/regressions/NAME/ and the hostile files of
+#                                  tests/data/untrusted/), then fuzz each for SECONDS (default 20)
+# The build (clang, ASan + UBSan, only the reader sources each harness needs) goes to build-fuzz/
+# (FUZZ_BUILD_DIR overrides), the growing corpus to build-fuzz/corpus/NAME and what crashed to
+# build-fuzz/crashes/NAME/: add such a file to tests/fuzz/regressions/NAME/ once it is fixed.
+# Exit code 1 when a harness finds or replays a crash.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build_dir="${FUZZ_BUILD_DIR:-$root/build-fuzz}"
+names=(npy torch_file torch_pickle audio config metadata)
+# Per input: libFuzzer reports a slower or larger run as a finding (a hang, an allocation no input
+# of this size justifies).
+limits=(-rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20)
+export LSAN_OPTIONS="suppressions=$root/tests/fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+export UBSAN_OPTIONS="print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+
+usage() {
+  sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2
+  exit 2
+}
+
+build() {
+  local launcher=()
+  if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+  local generator=()
+  if [ ! -f "$build_dir/CMakeCache.txt" ] && command -v ninja >/dev/null 2>&1; then
+    generator=(-G Ninja)
+  fi
+  cmake -S "$root/tests/fuzz" -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_COMPILER="${FUZZ_CXX:-clang++}" "${launcher[@]}" >/dev/null
+  cmake --build "$build_dir" -j "$(nproc)" --target "$@"
+}
+
+# Real files of the kind each harness reads, copied into build-fuzz/seeds/NAME.
+seeds() {
+  local name="$1" dir="$build_dir/seeds/$1"
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  local data="$root/tests/data"
+  case "$name" in
+    npy)
+      find "$data" -name '*.npy' -size -64k -exec cp {} "$dir/" \; ;;
+    torch_file)
+      cp "$data/nvidia_tacotron2_tiny/checkpoint.pt" "$dir/"
+      cp "$data"/untrusted/*.pt "$dir/" ;;
+    torch_pickle)
+      # data.pkl of each torch.save file (python3's zipfile, or nothing when there is none).
+      for file in "$data/nvidia_tacotron2_tiny/checkpoint.pt" "$data"/untrusted/*.pt; do
+        python3 - "$file" "$dir/$(basename "$file" .pt).pkl" <<'PY' 2>/dev/null || true
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as z:
+    name = next(n for n in z.namelist() if n.endswith("data.pkl"))
+    open(sys.argv[2], "wb").write(z.read(name))
+PY
+      done ;;
+    audio)
+      cp "$data"/audio/*.wav "$data"/untrusted/*.wav "$data"/untrusted/*.flac "$dir/" ;;
+    config)
+      cp "$root"/configs/*.yaml "$dir/" ;;
+    metadata)
+      cp "$data/ljspeech_sample_transcripts.txt" "$dir/metadata.csv" ;;
+  esac
+  echo "$dir"
+}
+
+# The past crashes and hostile files of this harness's kind, one run each.
+replay() {
+  local name="$1" files=()
+  if [ -d "$root/tests/fuzz/regressions/$name" ]; then
+    while IFS= read -r -d '' f; do files+=("$f"); done \
+      < <(find "$root/tests/fuzz/regressions/$name" -type f ! -name '*.md' -print0)
+  fi
+  case "$name" in
+    npy) files+=("$root"/tests/data/untrusted/*.npy) ;;
+    torch_file) files+=("$root"/tests/data/untrusted/*.pt) ;;
+    audio) files+=("$root"/tests/data/untrusted/*.wav "$root"/tests/data/untrusted/*.flac) ;;
+  esac
+  [ ${#files[@]} -gt 0 ] || return 0
+  echo "fuzz: $name: replaying ${#files[@]} regression inputs"
+  "$build_dir/fuzz_$name" "${limits[@]}" "${files[@]}" >"$build_dir/replay_$name.log" 2>&1 || {
+    tail -40 "$build_dir/replay_$name.log" >&2
+    echo "fuzz: $name: a regression input crashes again (log: $build_dir/replay_$name.log)" >&2
+    return 1
+  }
+}
+
+fuzz() {
+  local name="$1" seconds="$2"
+  local corpus="$build_dir/corpus/$name" crashes="$build_dir/crashes/$name/"
+  mkdir -p "$corpus" "$crashes"
+  local seed_dir
+  seed_dir="$(seeds "$name")"
+  echo "fuzz: $name for ${seconds}s"
+  local log="$build_dir/fuzz_$name.log"
+  if ! "$build_dir/fuzz_$name" "${limits[@]}" -max_total_time="$seconds" -print_final_stats=1 \
+      -artifact_prefix="$crashes" "$corpus" "$seed_dir" >"$log" 2>&1; then
+    tail -60 "$log" >&2
+    echo "fuzz: $name found a crash: $(ls "$crashes" | head -3) in $crashes (log: $log)" >&2
+    return 1
+  fi
+  grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$log" | sed "s/^/fuzz: $name: /"
+}
+
+[ $# -ge 1 ] || usage
+if [ "$1" = --ci ]; then
+  seconds="${2:-20}"
+  build "${names[@]/#/fuzz_}"
+  status=0
+  for name in "${names[@]}"; do replay "$name" || status=1; done
+  for name in "${names[@]}"; do fuzz "$name" "$seconds" || status=1; done
+  exit $status
+fi
+name="$1"
+seconds="${2:?usage: scripts/fuzz.sh NAME SECONDS}"
+[[ " ${names[*]} " == *" $name "* ]] || { echo "fuzz: no harness '$name' (${names[*]})" >&2; exit 2; }
+build "fuzz_$name"
+replay "$name"
+fuzz "$name" "$seconds"
