@@ -100,7 +100,7 @@ fuzz() {
   if ! "$build_dir/fuzz_$name" "${limits[@]}" -max_total_time="$seconds" -print_final_stats=1 \
       -artifact_prefix="$crashes" "$corpus" "$seed_dir" >"$log" 2>&1; then
     tail -60 "$log" >&2
-    echo "fuzz: $name found a crash: $(ls "$crashes" | head -3) in $crashes (log: $log)" >&2
+    echo "fuzz: $name found a crash in $crashes: $(find "$crashes" -type f -printf "%f " | cut -c1-200) (log: $log)" >&2
     return 1
   fi
   grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$log" | sed "s/^/fuzz: $name: /"
