@@ -3,6 +3,7 @@
 #include <torch/cuda.h>
 
 #include <algorithm>
+#include <csignal>
 #include <atomic>
 #include <condition_variable>
 #include <map>
@@ -466,6 +467,10 @@ std::unique_ptr<Communicator> make_communicator(const RankInfo& info,
                                                 const std::string& backend,
                                                 const std::string& device,
                                                 bool process_group_for_one_rank) {
+  // A write to the socket of a rank that died raises SIGPIPE, whose default action ends this
+  // process without a word; ignored, the write fails with EPIPE, the collective throws, and the
+  // heartbeat diagnosis names the lost rank.
+  std::signal(SIGPIPE, SIG_IGN);
   const std::string resolved = resolve_backend(backend);
   TTS_USAGE_CHECK(resolved == "gloo" || resolved == "nccl",
                   "dist: unknown backend '{}': expected gloo, nccl or auto", backend);
