@@ -138,6 +138,11 @@ class ZipDirectory {
 
   // Throws unless record `name` exists and its size fits in the file (torch.save stores records
   // uncompressed, so none is larger than the file that holds it).
+  // Every record at once: caffe2's reader fetches some (the version) while it opens the file.
+  void check_every_record(const std::string& file) const {
+    for (const auto& entry : sizes_) check(entry.first, file);
+  }
+
   void check(const std::string& name, const std::string& file) const {
     auto it = sizes_.find(name);
     TTS_CHECK(it != sizes_.end(), "'{}' has no record '{}'; it is not a torch.save file", file,
@@ -699,6 +704,7 @@ PickleValue read_torch_file(const std::string& path) {
       throw Error(fmt::format("'{}' is not a readable torch.save file: {}", path, e.what()));
     }
   }();
+  directory.check_every_record(path);
   try {
     caffe2::serialize::PyTorchStreamReader reader(path);
     if (reader.hasRecord("byteorder")) {
