@@ -3,9 +3,9 @@
 #include <torch/cuda.h>
 
 #include <algorithm>
-#include <csignal>
 #include <atomic>
 #include <condition_variable>
+#include <csignal>
 #include <map>
 #include <mutex>
 #include <thread>
