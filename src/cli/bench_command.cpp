@@ -9,6 +9,7 @@
 
 #include "tts/cli/command.h"
 #include "tts/core/error.h"
+#include "tts/core/frames.h"
 #include "tts/core/logging.h"
 #include "tts/core/timer.h"
 #include "tts/model/flops.h"
@@ -68,7 +69,7 @@ int run_bench(const BenchArgs& args) {
   model::check_precision(config.train, device);
 
   int64_t r = config.model.n_frames_per_step;
-  int64_t frames = (args.frames + r - 1) / r * r;
+  int64_t frames = padded_frames(args.frames, r);
   int64_t n_mels = config.audio.n_mels;
   int64_t n_linear = config.audio.n_linear();
   model::Tacotron2 tacotron(config.model, args.symbols, n_mels, n_linear);

@@ -21,10 +21,9 @@ namespace {
 
 // ---- reading the run, bounded ----
 
-// Bytes of `path` when it is a regular file (not a symlink) of at most `max_bytes`; otherwise
-// nullopt and `why` says what was wrong.
-std::optional<std::string> read_bounded(const fs::path& path, uint64_t max_bytes,
-                                        std::string* why) {
+// The size of `path` when it is a regular file (a symlink is not followed); otherwise nullopt and
+// `why` says what was wrong.
+std::optional<uint64_t> regular_file_size(const fs::path& path, std::string* why) {
   std::error_code ec;
   auto status = fs::symlink_status(path, ec);
   if (ec || !fs::exists(status)) {
@@ -40,13 +39,16 @@ std::optional<std::string> read_bounded(const fs::path& path, uint64_t max_bytes
     *why = "cannot be read: " + ec.message();
     return std::nullopt;
   }
-  if (size > max_bytes) {
-    *why = fmt::format("{} bytes, more than the {} this report reads", size, max_bytes);
-    return std::nullopt;
-  }
+  return size;
+}
+
+// `count` bytes of `path` from byte `start`; nullopt (and `why`) when they cannot be read.
+std::optional<std::string> read_range(const fs::path& path, uint64_t start, uint64_t count,
+                                      std::string* why) {
   std::ifstream in(path, std::ios::binary);
-  std::string bytes(size, '\0');
-  in.read(bytes.data(), static_cast<std::streamsize>(size));
+  in.seekg(static_cast<std::streamoff>(start));
+  std::string bytes(count, '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(count));
   if (!in) {
     *why = "cannot be read";
     return std::nullopt;
@@ -54,37 +56,30 @@ std::optional<std::string> read_bounded(const fs::path& path, uint64_t max_bytes
   return bytes;
 }
 
+// Bytes of `path` when it is a regular file of at most `max_bytes`; otherwise nullopt and `why`
+// says what was wrong.
+std::optional<std::string> read_bounded(const fs::path& path, uint64_t max_bytes,
+                                        std::string* why) {
+  std::optional<uint64_t> size = regular_file_size(path, why);
+  if (!size) return std::nullopt;
+  if (*size > max_bytes) {
+    *why = fmt::format("{} bytes, more than the {} this report reads", *size, max_bytes);
+    return std::nullopt;
+  }
+  return read_range(path, 0, *size, why);
+}
+
 // The last `max_bytes` of a regular file, starting after a line break when cut.
 std::optional<std::string> read_tail(const fs::path& path, uint64_t max_bytes, bool* cut,
                                      std::string* why) {
-  std::error_code ec;
-  auto status = fs::symlink_status(path, ec);
-  if (ec || !fs::exists(status)) {
-    *why = "missing";
-    return std::nullopt;
-  }
-  if (!fs::is_regular_file(status)) {
-    *why = "not a regular file (a symlink or a directory is not followed)";
-    return std::nullopt;
-  }
-  uint64_t size = fs::file_size(path, ec);
-  if (ec) {
-    *why = "cannot be read: " + ec.message();
-    return std::nullopt;
-  }
-  std::ifstream in(path, std::ios::binary);
-  *cut = size > max_bytes;
-  uint64_t start = *cut ? size - max_bytes : 0;
-  in.seekg(static_cast<std::streamoff>(start));
-  std::string bytes(size - start, '\0');
-  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!in) {
-    *why = "cannot be read";
-    return std::nullopt;
-  }
-  if (*cut) {
-    size_t newline = bytes.find('\n');
-    bytes.erase(0, newline == std::string::npos ? bytes.size() : newline + 1);
+  std::optional<uint64_t> size = regular_file_size(path, why);
+  if (!size) return std::nullopt;
+  *cut = *size > max_bytes;
+  const uint64_t start = *cut ? *size - max_bytes : 0;
+  std::optional<std::string> bytes = read_range(path, start, *size - start, why);
+  if (bytes && *cut) {
+    size_t newline = bytes->find('\n');
+    bytes->erase(0, newline == std::string::npos ? bytes->size() : newline + 1);
   }
   return bytes;
 }

@@ -17,10 +17,8 @@ struct CliResult {
   std::string output;
 };
 
-// Runs `tts-train ARGS` through the shell; captures stdout, plus stderr when `with_stderr`.
-inline CliResult run_cli(const std::string& args, bool with_stderr = false) {
-  std::string command =
-      std::string(TTS_CLI_PATH) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+// Runs `command` through the shell; captures its stdout and exit code (128 + signal).
+inline CliResult run_shell(const std::string& command) {
   FILE* pipe = popen(command.c_str(), "r");
   EXPECT_NE(pipe, nullptr);
   std::string output;
@@ -29,6 +27,12 @@ inline CliResult run_cli(const std::string& args, bool with_stderr = false) {
   while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) output.append(buffer.data(), n);
   int status = pclose(pipe);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), output};
+}
+
+// Runs `tts-train ARGS` through the shell; captures stdout, plus stderr when `with_stderr`.
+inline CliResult run_cli(const std::string& args, bool with_stderr = false) {
+  return run_shell(std::string(TTS_CLI_PATH) + " " + args +
+                   (with_stderr ? " 2>&1" : " 2>/dev/null"));
 }
 
 // TTS_TEST_TMP_DIR/name, emptied.

@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -37,14 +36,7 @@ CliResult run_bounded(const std::string& args) {
   std::string command = "ulimit -v " + std::to_string(kMemoryLimitKiB) + " && timeout " +
                         std::to_string(kTimeLimitSeconds) + " " + TTS_CLI_PATH + " " + args +
                         " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  EXPECT_NE(pipe, nullptr);
-  std::string output;
-  std::array<char, 4096> buffer{};
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) output.append(buffer.data(), n);
-  int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), output};
+  return tts::test::run_shell(command);
 }
 
 // The hostile files whose names end with one of `extensions`, sorted.
