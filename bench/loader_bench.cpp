@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "tts/config/config.h"
-#include "tts/core/npy.h"
 #include "tts/core/timer.h"
 #include "tts/data/loader.h"
+#include "tts/formats/npy.h"
 
 namespace {
 
@@ -40,12 +40,13 @@ std::string make_store(const std::string& dir, const tts::config::Config& config
   for (size_t i = 0; i < frames.size(); ++i) {
     std::string id = fmt::format("b{:05d}", i);
     std::vector<float> mel(frames[i] * config.audio.n_mels, -4.0f);
-    tts::write_npy(dir + "/mels/" + id + ".npy", mel.data(), {frames[i], config.audio.n_mels});
+    tts::formats::write_npy(dir + "/mels/" + id + ".npy", mel.data(),
+                            {frames[i], config.audio.n_mels});
     std::string linear = "-";
     if (config.audio.linear) {
       std::vector<float> lin(frames[i] * config.audio.n_linear(), -4.0f);
-      tts::write_npy(dir + "/linear/" + id + ".npy", lin.data(),
-                     {frames[i], config.audio.n_linear()});
+      tts::formats::write_npy(dir + "/linear/" + id + ".npy", lin.data(),
+                              {frames[i], config.audio.n_linear()});
       linear = "linear/" + id + ".npy";
     }
     rows += fmt::format("{}\t{}\t{}\tmels/{}.npy\t{}\t{}\n", id, frames[i],
@@ -86,7 +87,9 @@ int main(int argc, char** argv) {
       config.train.batch_size = batch_size;
       config.data.num_workers = workers;
       config.data.prefetch_batches = 4;
-      tts::data::Loader loader(store, store.train(), config, tokenizer, 0, 1);
+      tts::data::Loader loader(store, store.train(), config,
+                               {config.model.n_frames_per_step, config.train.batch_size}, tokenizer,
+                               0, 1);
       loader.start_epoch(0);  // warm the page cache
       while (loader.next()) {
       }

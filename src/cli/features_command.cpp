@@ -8,7 +8,7 @@
 #include "tts/audio/audio_processor.h"
 #include "tts/cli/command.h"
 #include "tts/core/logging.h"
-#include "tts/core/npy.h"
+#include "tts/formats/npy.h"
 
 namespace tts::cli {
 namespace {
@@ -23,11 +23,11 @@ struct FeaturesArgs {
 
 void write_tensor(const std::string& path, const torch::Tensor& tensor) {
   torch::Tensor data = tensor.to(torch::kCPU, torch::kFloat32).contiguous();
-  write_npy(path, data.data_ptr<float>(), data.sizes().vec());
+  formats::write_npy(path, data.data_ptr<float>(), data.sizes().vec());
 }
 
 torch::Tensor read_target(const std::string& path, int64_t bins, const std::string& what) {
-  NpyArray array = read_npy(path);
+  formats::NpyArray array = formats::read_npy(path);
   TTS_CHECK(array.shape.size() == 2 && array.shape[1] == bins,
             "{}: expected a time-major [frames, {}] {} spectrogram, found shape [{}]{}", path, bins,
             what, fmt::join(array.shape, ", "),

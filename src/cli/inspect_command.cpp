@@ -49,6 +49,7 @@ Runner setup_inspect(CLI::App& app) {
       return found != names.end() ? found->second : std::string(c10::toString(t.scalar_type()));
     };
     const auto& s = checkpoint.state;
+    const int r = train::checkpoint_r(checkpoint, config);  // the r in force when written
     if (*json) {
       std::string metrics;
       for (const auto& [name, value] : checkpoint.metrics) {
@@ -58,8 +59,7 @@ Runner setup_inspect(CLI::App& app) {
       std::cout << fmt::format(
           "{{\"step\": {}, \"epoch\": {}, \"world_size\": {}, \"batch_size\": {}, \"r\": {}, "
           "\"params\": {}, \"metrics\": {{{}}}, \"tensors\": [",
-          s.step, s.epoch, s.world_size, s.batch_size,
-          s.r > 0 ? s.r : config.model.n_frames_per_step, parameter_count, metrics);
+          s.step, s.epoch, s.world_size, s.phase.batch_size, r, parameter_count, metrics);
       bool first = true;
       for (const auto& [name, tensor] : checkpoint.tensors) {
         std::cout << fmt::format(
@@ -75,13 +75,13 @@ Runner setup_inspect(CLI::App& app) {
         "global batch {}\nparameters   {}\naudio        {} Hz, n_fft {}, hop {}, win {}, {} mels "
         "({}-{} Hz), {} compression{}\nmodel        r={}, encoder {}, decoder {}, attention {}, "
         "postnet {}x{}{}\n\n",
-        *path, s.step, s.epoch, s.world_size, s.batch_size, s.world_size * s.batch_size,
+        *path, s.step, s.epoch, s.world_size, s.phase.batch_size, s.world_size * s.phase.batch_size,
         parameter_count, config.audio.sample_rate, config.audio.n_fft, config.audio.hop_length,
         config.audio.win_length, config.audio.n_mels, config.audio.fmin, config.audio.fmax,
-        config.audio.compression, config.audio.linear ? ", linear targets" : "",
-        config.model.n_frames_per_step, config.model.encoder_embedding_dim,
-        config.model.decoder_rnn_dim, config.model.attention_dim,
-        config.model.postnet_n_convolutions, config.model.postnet_embedding_dim,
+        config.audio.compression, config.audio.linear ? ", linear targets" : "", r,
+        config.model.encoder_embedding_dim, config.model.decoder_rnn_dim,
+        config.model.attention_dim, config.model.postnet_n_convolutions,
+        config.model.postnet_embedding_dim,
         config.model.predict_linear ? ", linear CBHG head" : "");
     if (!checkpoint.metrics.empty()) {
       // The last validation before the checkpoint: is the run learning to align?

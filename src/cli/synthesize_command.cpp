@@ -11,7 +11,7 @@
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
 #include "tts/core/logging.h"
-#include "tts/core/npy.h"
+#include "tts/formats/npy.h"
 #include "tts/model/tacotron2.h"
 #include "tts/text/text_processor.h"
 #include "tts/train/checkpoint.h"
@@ -31,7 +31,7 @@ struct SynthesizeArgs {
 
 void write_tensor_npy(const std::string& path, const torch::Tensor& tensor) {
   auto t = tensor.to(torch::kCPU).to(torch::kFloat).contiguous();
-  write_npy(path, t.data_ptr<float>(), t.sizes().vec());
+  formats::write_npy(path, t.data_ptr<float>(), t.sizes().vec());
 }
 
 Runner setup_synthesize(CLI::App& app) {
@@ -65,9 +65,8 @@ Runner setup_synthesize(CLI::App& app) {
     train::Checkpoint checkpoint = train::load_newest_checkpoint(args->checkpoint, &source);
     config::Config config = train::checkpoint_config(checkpoint, source);
     text::TextProcessor text_processor(config.text);
-    int64_t n_linear = config.model.predict_linear ? config.audio.n_linear() : 0;
-    model::Tacotron2 model(config.model, text_processor.num_symbols(), config.audio.n_mels,
-                           n_linear, config.train.max_scheduled_r());
+    model::Tacotron2 model = model::build_model(config, text_processor.num_symbols(),
+                                                train::checkpoint_r(checkpoint, config));
     train::restore_model(checkpoint, *model, source);
     model->eval();
     audio::AudioProcessor processor(config.audio);
@@ -113,7 +112,7 @@ Runner setup_synthesize(CLI::App& app) {
                                               torch::sigmoid(out.gate[0].slice(0, 0, frames))));
         write_file_atomic(stem + ".mel.png", train::mel_plot(plot).png);
       }
-      bool stopped = frames < config.model.max_decoder_steps * config.model.n_frames_per_step;
+      bool stopped = frames < config.model.max_decoder_steps * out.r;
       log->info("{}.wav: {:.2f} s, {} frames{} - \"{}\"", stem,
                 static_cast<double>(samples.size()) / config.audio.sample_rate, frames,
                 stopped ? "" : " (no stop token before model.max_decoder_steps)", cleaned);

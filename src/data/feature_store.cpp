@@ -13,7 +13,7 @@
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
 #include "tts/core/logging.h"
-#include "tts/core/npy.h"
+#include "tts/formats/npy.h"
 
 namespace tts::data {
 namespace {
@@ -271,9 +271,9 @@ std::string feature_file_error(const std::string& path, const std::string& id,
 
 std::optional<std::string> check_feature_file(const std::string& path, const std::string& id,
                                               int64_t bins, int64_t frames) {
-  NpyHeader header;
+  formats::NpyHeader header;
   try {
-    header = read_npy_header(path);
+    header = formats::read_npy_header(path);
   } catch (const Error& e) {
     return feature_file_error(path, id, e);
   }

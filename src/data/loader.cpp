@@ -12,8 +12,8 @@
 #include "tts/core/error.h"
 #include "tts/core/frames.h"
 #include "tts/core/logging.h"
-#include "tts/core/npy.h"
 #include "tts/core/timer.h"
+#include "tts/formats/npy.h"
 
 namespace tts::data {
 namespace {
@@ -29,7 +29,7 @@ bool trains_on_cuda(const config::Config& config) {
   return config.train.device != "cpu" && torch::cuda::is_available();
 }
 
-torch::Tensor to_tensor(NpyArray&& array) {
+torch::Tensor to_tensor(formats::NpyArray&& array) {
   return torch::from_blob(array.data.data(), array.shape, torch::kFloat32).clone();
 }
 
@@ -89,8 +89,8 @@ struct Loader::Impl {
       }
     }
     try {
-      example.mel = to_tensor(read_npy(u.mel_path));
-      if (with_linear) example.linear = to_tensor(read_npy(u.linear_path));
+      example.mel = to_tensor(formats::read_npy(u.mel_path));
+      if (with_linear) example.linear = to_tensor(formats::read_npy(u.linear_path));
     } catch (const Error& e) {
       return fmt::format("utterance {}: {}", u.id, e.what());
     }
@@ -181,7 +181,8 @@ struct Loader::Impl {
 };
 
 Loader::Loader(const FeatureStore& store, std::vector<Utterance> utterances,
-               const config::Config& config, Tokenizer tokenizer, int rank, int world_size)
+               const config::Config& config, const Phase& phase, Tokenizer tokenizer, int rank,
+               int world_size)
     : impl_(std::make_unique<Impl>()) {
   Impl& s = *impl_;
   auto logger = log::get("data");
@@ -205,12 +206,12 @@ Loader::Loader(const FeatureStore& store, std::vector<Utterance> utterances,
   s.with_linear = config.audio.linear || config.model.predict_linear;
   s.pin = config.data.pin_memory && trains_on_cuda(config);
   s.error_on_bad_file = config.data.on_bad_file == "error";
-  s.r = config.model.n_frames_per_step;
+  s.r = phase.r;
   s.num_workers = config.data.num_workers;
   s.prefetch = config.data.prefetch_batches;
-  s.sampler = std::make_unique<BalancedSampler>(lengths_of(s.utterances), config.train.batch_size,
-                                                world_size, config.train.seed,
-                                                config.data.sort_pool_batches);
+  s.sampler =
+      std::make_unique<BalancedSampler>(lengths_of(s.utterances), phase.batch_size, world_size,
+                                        config.train.seed, config.data.sort_pool_batches);
 }
 
 Loader::~Loader() { impl_->stop(); }

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "tts/core/error.h"
+#include "tts/core/frames.h"
 
 namespace tts::data {
 namespace {
@@ -52,7 +53,8 @@ BatchStats measure_plan(const EpochPlan& plan, const std::vector<int64_t>& lengt
         longest = std::max(longest, lengths[index]);
         real += lengths[index];
       }
-      double padded = static_cast<double>(batch.size()) * ((longest + r - 1) / r * r);
+      double padded =
+          static_cast<double>(batch.size()) * static_cast<double>(padded_frames(longest, r));
       padded_total += padded;
       real_total += static_cast<double>(real);
       slowest = std::max(slowest, padded);

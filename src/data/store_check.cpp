@@ -9,9 +9,9 @@
 
 #include "tts/core/error.h"
 #include "tts/core/logging.h"
-#include "tts/core/npy.h"
 #include "tts/core/timer.h"
 #include "tts/data/feature_store.h"
+#include "tts/formats/npy.h"
 
 namespace tts::data {
 namespace {
@@ -21,9 +21,9 @@ namespace {
 // first one's frame and bin.
 std::optional<std::string> non_finite_values(const std::string& path, const std::string& id,
                                              int64_t bins) {
-  NpyArray array;
+  formats::NpyArray array;
   try {
-    array = read_npy(path);
+    array = formats::read_npy(path);
   } catch (const Error& e) {
     return feature_file_error(path, id, e);
   }

@@ -11,7 +11,7 @@
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
 #include "tts/core/logging.h"
-#include "tts/core/npy.h"
+#include "tts/formats/npy.h"
 
 namespace tts::data {
 namespace fs = std::filesystem;
@@ -44,8 +44,8 @@ uint64_t hash_id(const std::string& id, int64_t seed) {
 
 void write_tensor(const std::string& path, const torch::Tensor& tensor) {
   torch::Tensor contiguous = tensor.to(torch::kFloat32).contiguous();
-  write_npy(path, contiguous.data_ptr<float>(),
-            std::vector<int64_t>(contiguous.sizes().begin(), contiguous.sizes().end()));
+  formats::write_npy(path, contiguous.data_ptr<float>(),
+                     std::vector<int64_t>(contiguous.sizes().begin(), contiguous.sizes().end()));
 }
 
 }  // namespace

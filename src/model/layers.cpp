@@ -230,7 +230,7 @@ DecoderImpl::DecoderImpl(const config::ModelOptions& options, int64_t n_mels, in
       p_attention_dropout_(options.p_attention_dropout),
       p_decoder_dropout_(options.p_decoder_dropout) {
   TTS_CHECK(max_r_ == 0 || r_ <= max_r_,
-            "decoder: model.n_frames_per_step = {} exceeds the largest r of the schedule ({})", r_,
+            "decoder: r = {} frames per step exceeds the largest r of train.r_schedule ({})", r_,
             max_r_);
   const int64_t frames = max_r_ > 0 ? max_r_ : r_;  // frames the projections predict
   prenet_ = register_module(

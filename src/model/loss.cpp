@@ -79,8 +79,7 @@ LossParts compute_loss(const TacotronOutput& output, const Targets& targets,
   }
   parts.total = parts.frames;
   if (options.guided_attention_weight > 0) {
-    int64_t r = frames / out.alignments.size(1);
-    torch::Tensor decoder_lengths = (targets.mel_lengths.to(torch::kInt64) + r - 1).div(r, "floor");
+    torch::Tensor decoder_lengths = decoder_steps(targets.mel_lengths, out.r);
     torch::Tensor w =
         guided_attention_weights(decoder_lengths, text_lengths, out.alignments.size(1),
                                  out.alignments.size(2), options.guided_attention_sigma)

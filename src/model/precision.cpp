@@ -60,9 +60,12 @@ AutocastScope::~AutocastScope() {
 }
 
 TacotronOutput at_least_float(const TacotronOutput& out) {
-  return {detail::at_least_float(out.mel),    detail::at_least_float(out.mel_postnet),
-          detail::at_least_float(out.gate),   detail::at_least_float(out.alignments),
-          detail::at_least_float(out.linear), out.mel_lengths};
+  TacotronOutput result = out;  // every other field (lengths, r) as it is
+  for (torch::Tensor* t :
+       {&result.mel, &result.mel_postnet, &result.gate, &result.alignments, &result.linear}) {
+    *t = detail::at_least_float(*t);
+  }
+  return result;
 }
 
 TacotronOutput forward_in_precision(Tacotron2Impl& model, const torch::Tensor& text,

@@ -72,21 +72,21 @@ TacotronOutput Tacotron2Impl::finish(DecoderOutput decoded, const torch::Tensor&
   out.alignments = decoded.alignments;
   if (linear_head_) out.linear = linear_head_(out.mel_postnet, mel_lengths);
   out.mel_lengths = mel_lengths;
+  out.r = decoder_->r();
   return out;
 }
 
-void Tacotron2Impl::set_reduction_factor(int64_t r) {
-  decoder_->set_r(r);
-  options_.n_frames_per_step = static_cast<int>(r);
-}
+void Tacotron2Impl::set_reduction_factor(int64_t r) { decoder_->set_r(r); }
+
+int64_t Tacotron2Impl::reduction_factor() const { return decoder_->r(); }
 
 TacotronOutput Tacotron2Impl::forward(const torch::Tensor& text, const torch::Tensor& text_lengths,
                                       const torch::Tensor& mel, const torch::Tensor& mel_lengths) {
-  int64_t r = options_.n_frames_per_step;
+  const int64_t r = decoder_->r();
   TTS_CHECK(mel.dim() == 3 && mel.size(0) == text.size(0) && mel.size(2) == n_mels_ &&
                 mel.size(1) % r == 0 && mel.size(1) > 0,
             "Tacotron2: expected mel [B = {}, T_mel, n_mels = {}] with T_mel a positive multiple "
-            "of model.n_frames_per_step = {}, got {} (pad the batch to a multiple of r)",
+            "of r = {}, the frames per decoder step, got {} (pad the batch to a multiple of r)",
             text.size(0), n_mels_, r, c10::str(mel.sizes()));
   TTS_CHECK(mel_lengths.dim() == 1 && mel_lengths.size(0) == mel.size(0) &&
                 mel_lengths.max().item<int64_t>() <= mel.size(1),
@@ -102,6 +102,22 @@ TacotronOutput Tacotron2Impl::infer(const torch::Tensor& text, const torch::Tens
   torch::Tensor mask = padding_mask(text_lengths, text.size(1)).to(memory.device());
   auto [decoded, lengths] = decoder_->infer(memory, mask);
   return finish(std::move(decoded), lengths);
+}
+
+torch::Tensor decoder_steps(const torch::Tensor& frames, int64_t r) {
+  return torch::div(frames.to(torch::kInt64) + (r - 1), r, "floor");
+}
+
+torch::Tensor TacotronOutput::decoder_lengths() const { return decoder_steps(mel_lengths, r); }
+
+Tacotron2 build_model(const config::Config& config, int64_t n_symbols, int r) {
+  // The constructor takes the r to start with in its options: this copy is the argument, the
+  // run's config is not changed.
+  config::ModelOptions options = config.model;
+  options.n_frames_per_step = r;
+  const int64_t n_linear = config.model.predict_linear ? config.audio.n_linear() : 0;
+  return Tacotron2(options, n_symbols, config.audio.n_mels, n_linear,
+                   config.train.max_scheduled_r());
 }
 
 int64_t count_parameters(torch::nn::Module& module) {

@@ -37,8 +37,4 @@ AlignmentScores alignment_scores(const torch::Tensor& alignments,
   return scores;
 }
 
-torch::Tensor decoder_steps_of(const torch::Tensor& frames, int64_t r) {
-  return torch::div(frames + (r - 1), r, "floor");
-}
-
 }  // namespace tts::train

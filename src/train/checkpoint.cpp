@@ -6,14 +6,16 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 
 #include "compat.h"
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
 #include "tts/core/logging.h"
-#include "tts/train/torch_pickle.h"
+#include "tts/formats/torch_file.h"
 
 namespace tts::train {
+using formats::PickleValue;
 namespace fs = std::filesystem;
 namespace {
 
@@ -309,8 +311,8 @@ void write_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
   dict.insert("epoch", checkpoint.state.epoch);
   dict.insert("batch_in_epoch", checkpoint.state.batch_in_epoch);
   dict.insert("world_size", checkpoint.state.world_size);
-  dict.insert("batch_size", checkpoint.state.batch_size);
-  dict.insert("r", checkpoint.state.r);
+  dict.insert("batch_size", static_cast<int64_t>(checkpoint.state.phase.batch_size));
+  dict.insert("r", static_cast<int64_t>(checkpoint.state.phase.r));
   dict.insert("config", checkpoint.config_yaml);
   dict.insert("model", tensors);
   dict.insert("parameter_names", parameter_names);
@@ -374,13 +376,13 @@ Checkpoint load_checkpoint(const std::string& path) {
   if (fs::is_symlink(file)) {  // name the file `latest` points to in what follows
     file = (fs::path(file).parent_path() / fs::read_symlink(file)).string();
   }
-  TTS_CHECK(is_zip_file(file),
+  TTS_CHECK(formats::is_zip_file(file),
             "checkpoint '{}' is corrupt or not a checkpoint ({} bytes, not the zip archive "
             "tts-train writes); use an earlier checkpoint",
             file, fs::file_size(file));
   const PickleValue root = [&] {
     try {
-      return read_torch_file(file);
+      return formats::read_torch_file(file);
     } catch (const Error& e) {
       throw Error(
           fmt::format("checkpoint '{}' is corrupt or not a checkpoint: {}", file, e.what()));
@@ -399,8 +401,16 @@ Checkpoint load_checkpoint(const std::string& path) {
   checkpoint.state.epoch = integer("epoch");
   checkpoint.state.batch_in_epoch = integer("batch_in_epoch");
   checkpoint.state.world_size = integer("world_size");
-  checkpoint.state.batch_size = integer("batch_size");
-  if (root.find("r") != nullptr) checkpoint.state.r = integer("r");
+  // The phase's numbers are ints: a count past that is no checkpoint of ours.
+  auto count = [&](const char* key) {
+    const int64_t value = integer(key);
+    TTS_CHECK(value >= 0 && value <= std::numeric_limits<int>::max(),
+              "checkpoint '{}': {} is {}, expected a count from 0 to {}", file, key, value,
+              std::numeric_limits<int>::max());
+    return static_cast<int>(value);
+  };
+  checkpoint.state.phase.batch_size = count("batch_size");
+  if (root.find("r") != nullptr) checkpoint.state.phase.r = count("r");
   checkpoint.config_yaml = entry(root, "config", Kind::String, file).text;
   for (const auto& [key, value] : entry(root, "model", Kind::Dict, file).entries) {
     TTS_CHECK(key->kind == Kind::String && value->kind == Kind::Tensor,
@@ -434,9 +444,11 @@ Checkpoint load_checkpoint(const std::string& path) {
 }
 
 config::Config checkpoint_config(const Checkpoint& checkpoint, const std::string& source) {
-  config::Config config = config::parse_config(checkpoint.config_yaml, source + " (config)");
-  if (checkpoint.state.r > 0) config.model.n_frames_per_step = static_cast<int>(checkpoint.state.r);
-  return config;
+  return config::parse_config(checkpoint.config_yaml, source + " (config)");
+}
+
+int checkpoint_r(const Checkpoint& checkpoint, const config::Config& config) {
+  return checkpoint.state.phase.r > 0 ? checkpoint.state.phase.r : config.model.n_frames_per_step;
 }
 
 Checkpoint load_newest_checkpoint(const std::string& path, std::string* loaded_from) {

@@ -8,10 +8,10 @@
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
 #include "tts/core/logging.h"
-#include "tts/core/npy.h"
 #include "tts/data/batch.h"
 #include "tts/data/feature_store.h"
 #include "tts/data/ljspeech.h"
+#include "tts/formats/npy.h"
 #include "tts/model/tacotron2.h"
 #include "tts/text/text_processor.h"
 #include "tts/train/checkpoint.h"
@@ -24,7 +24,7 @@ namespace {
 bool already_done(const std::string& path, int64_t n_mels, int64_t frames) {
   if (!fs::exists(path)) return false;
   try {
-    NpyHeader header = read_npy_header(path);
+    formats::NpyHeader header = formats::read_npy_header(path);
     return header.dtype == "<f4" && header.shape == std::vector<int64_t>{n_mels, frames} &&
            fs::file_size(path) == header.data_offset + static_cast<size_t>(n_mels * frames * 4);
   } catch (const Error&) {
@@ -38,7 +38,8 @@ GtaSummary run_gta(const GtaRequest& request) {
   auto log = log::get("gta");
   std::string source;
   Checkpoint checkpoint = load_newest_checkpoint(request.checkpoint, &source);
-  config::Config config = checkpoint_config(checkpoint, source);  // with the r in force
+  config::Config config = checkpoint_config(checkpoint, source);
+  const int r = checkpoint_r(checkpoint, config);  // the r in force when it was written
   data::FeatureStore store = data::FeatureStore::open(request.data_dir, config);
   if (config.audio.trim && request.rank == 0) {
     log->warn(
@@ -47,9 +48,7 @@ GtaSummary run_gta(const GtaRequest& request) {
         "vocoder fine-tuning");
   }
   text::TextProcessor text(config.text);
-  int64_t n_linear = config.model.predict_linear ? config.audio.n_linear() : 0;
-  model::Tacotron2 model(config.model, text.num_symbols(), config.audio.n_mels, n_linear,
-                         config.train.max_scheduled_r());
+  model::Tacotron2 model = model::build_model(config, text.num_symbols(), r);
   restore_model(checkpoint, *model, source);
   bool cuda = config.train.device != "cpu" && torch::cuda::is_available();
   torch::Device device =
@@ -82,7 +81,7 @@ GtaSummary run_gta(const GtaRequest& request) {
       ++summary.reused;
       continue;
     }
-    NpyArray mel = read_npy(u.mel_path);
+    formats::NpyArray mel = formats::read_npy(u.mel_path);
     todo.push_back({u.id,
                     text.to_ids(u.text),
                     torch::from_blob(mel.data.data(), mel.shape, torch::kFloat32).clone(),
@@ -97,16 +96,15 @@ GtaSummary run_gta(const GtaRequest& request) {
     std::vector<data::Example> examples(
         todo.begin() + static_cast<std::ptrdiff_t>(start),
         todo.begin() + static_cast<std::ptrdiff_t>(std::min(todo.size(), start + batch_size)));
-    data::Batch batch =
-        data::collate(std::move(examples), config.model.n_frames_per_step).to(device);
+    data::Batch batch = data::collate(std::move(examples), r).to(device);
     model::TacotronOutput out =
         model->forward(batch.text, batch.text_lengths, batch.mel, batch.mel_lengths);
     torch::Tensor mels = out.mel_postnet.to(torch::kCPU);
     for (int64_t b = 0; b < batch.size(); ++b) {
       int64_t frames = batch.mel_lengths[b].item<int64_t>();
       torch::Tensor mel = mels[b].narrow(0, 0, frames).t().contiguous();  // [n_mels, frames]
-      write_npy(mel_path(batch.ids[static_cast<size_t>(b)]), mel.data_ptr<float>(),
-                mel.sizes().vec());
+      formats::write_npy(mel_path(batch.ids[static_cast<size_t>(b)]), mel.data_ptr<float>(),
+                         mel.sizes().vec());
       ++summary.written;
     }
   }

@@ -36,7 +36,7 @@ MetricSink::MetricSink(const std::string& run_dir, bool tensorboard)
             jsonl_path_);
   if (tensorboard) {
     side_work("creating the TensorBoard event file", 0,
-              [&] { events_ = std::make_unique<EventWriter>(run_dir); });
+              [&] { events_ = std::make_unique<formats::EventWriter>(run_dir); });
   }
 }
 
@@ -52,7 +52,7 @@ void MetricSink::write(const MetricRecord& record, int64_t step) {
           step, jsonl_path_);
     }
   }
-  with_events("writing TensorBoard scalars", step, [&](EventWriter& events) {
+  with_events("writing TensorBoard scalars", step, [&](formats::EventWriter& events) {
     for (const auto& [name, value] : record.values) {
       if (name != "step" && name != "epoch") {
         events.add_scalar(record.kind + "/" + name, static_cast<float>(value), step);
@@ -63,7 +63,7 @@ void MetricSink::write(const MetricRecord& record, int64_t step) {
 }
 
 void MetricSink::with_events(const std::string& what, int64_t step,
-                             const std::function<void(EventWriter&)>& work) {
+                             const std::function<void(formats::EventWriter&)>& work) {
   if (!events_) return;
   if (!side_work(what, step, [&] { work(*events_); })) {
     log::get("train")->warn("TensorBoard is off for the rest of this run; '{}' ends at step {}",

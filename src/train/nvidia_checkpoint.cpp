@@ -7,12 +7,13 @@
 
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
+#include "tts/formats/torch_file.h"
 #include "tts/model/tacotron2.h"
 #include "tts/text/symbols.h"
 #include "tts/train/nvidia.h"
-#include "tts/train/torch_pickle.h"
 
 namespace tts::train {
+using formats::PickleValue;
 namespace fs = std::filesystem;
 namespace {
 
@@ -159,13 +160,13 @@ std::string nvidia_name(const std::string& ours) {
 }
 
 std::map<std::string, torch::Tensor> read_nvidia_state_dict(const std::string& path) {
-  return nvidia_state_dict(read_torch_file(path), path);
+  return nvidia_state_dict(formats::read_torch_file(path), path);
 }
 
 bool is_tts_checkpoint(const std::string& path) {
   if (fs::is_directory(path) || fs::path(path).filename() == "latest") return true;
-  if (!is_zip_file(path)) return false;
-  return read_torch_file(path).find("format") != nullptr;
+  if (!formats::is_zip_file(path)) return false;
+  return formats::read_torch_file(path).find("format") != nullptr;
 }
 
 Checkpoint import_nvidia(const std::string& path, const config::Config& config) {
@@ -174,7 +175,7 @@ Checkpoint import_nvidia(const std::string& path, const config::Config& config) 
                   "'{}' cannot fill it: set model.predict_linear: false to import (or warm-start "
                   "the mel part with train --init-from {} --init-skip linear_head)",
                   path, path);
-  PickleValue root = read_torch_file(path);
+  PickleValue root = formats::read_torch_file(path);
   std::map<std::string, torch::Tensor> file = nvidia_state_dict(root, path);
   std::vector<std::string> file_names;
   for (const auto& [name, tensor] : file) file_names.push_back(name);
@@ -259,11 +260,13 @@ std::string nvidia_hparams(const config::Config& config) {
 
 std::string export_nvidia(const Checkpoint& checkpoint, const std::string& out) {
   config::Config config = config::parse_config(checkpoint.config_yaml, "the checkpoint's config");
-  TTS_USAGE_CHECK(config.model.n_frames_per_step == 1,
-                  "model.n_frames_per_step is {}: NVIDIA's model.py predicts one frame per "
-                  "decoder step (its hparams.py says only 1 is supported), so this model cannot "
+  const int r = checkpoint_r(checkpoint, config);
+  TTS_USAGE_CHECK(r == 1,
+                  "the checkpoint predicts {} frames per decoder step (model.n_frames_per_step, or "
+                  "the r of train.r_schedule in force): NVIDIA's model.py "
+                  "predicts one (its hparams.py says only 1 is supported), so this model cannot "
                   "be expressed in NVIDIA's code",
-                  config.model.n_frames_per_step);
+                  r);
   TTS_USAGE_CHECK(!config.model.predict_linear,
                   "model.predict_linear is true: NVIDIA's model has no linear (CBHG) head, so its "
                   "code cannot load or run this model");
@@ -299,7 +302,7 @@ std::string export_nvidia(const Checkpoint& checkpoint, const std::string& out) 
   root.entries = {{key("iteration"), iteration},
                   {key("state_dict"), state_dict},
                   {key("learning_rate"), learning_rate}};
-  write_torch_file(out, root);
+  formats::write_torch_file(out, root);
   return nvidia_hparams(config);
 }
 

@@ -22,6 +22,7 @@
 #include "tts/model/tacotron2.h"
 #include "tts/text/text_processor.h"
 #include "tts/train/checkpoint.h"
+#include "tts/train/forward.h"
 #include "tts/train/lr_schedule.h"
 #include "tts/train/metrics.h"
 #include "tts/train/r_schedule.h"
@@ -54,9 +55,7 @@ class Run {
   void set_train_mode();
   void log_interval();
   std::optional<ValidationResult> validate();
-  // Makes `phase` (r, per-rank batch) the one in force: config_, the model.
-  void use_phase(const ReductionPhase& phase);
-  // (Re)builds the train and validation loaders from config_ (batch size, r for padding).
+  // (Re)builds the train and validation loaders for the phase in force (batch size, r).
   void make_loaders();
   // Gradual training: when train.r_schedule enters a new phase after this step, switches to it;
   // the epoch continues after the same number of utterances. True when it switched.
@@ -66,7 +65,7 @@ class Run {
   void side_work_after(const std::optional<ValidationResult>& validation);
   bool agreed_stop();
 
-  config::Config config_;
+  const config::Config config_;  // as the user wrote it; the phase in force is state_.phase
   TrainArgs args_;
   dist::Communicator& comm_;
   std::shared_ptr<spdlog::logger> log_ = log::get("train");
@@ -105,13 +104,7 @@ Run::Run(const config::Config& config, const TrainArgs& args, dist::Communicator
   torch::manual_seed(static_cast<uint64_t>(config.train.seed));
   model::apply_math_settings(config.train);
   model::check_precision(config.train, device_);
-  int64_t n_linear = config.model.predict_linear ? config.audio.n_linear() : 0;
-  // With train.r_schedule, config_ holds the phase in force: the r and batch of its rows.
-  ReductionPhase first_phase = phase_at(config_, 0);
-  config_.model.n_frames_per_step = first_phase.r;
-  config_.train.batch_size = first_phase.batch_size;
-  model_ = model::Tacotron2(config_.model, text_.num_symbols(), config.audio.n_mels, n_linear,
-                            config.train.max_scheduled_r());
+  model_ = model::build_model(config, text_.num_symbols(), phase_at(config, 0).r);
   model_->to(device_);
   optimizer_ = std::make_unique<torch::optim::Adam>(
       model_->parameters(), torch::optim::AdamOptions(config.train.learning_rate)
@@ -131,25 +124,20 @@ Run::Run(const config::Config& config, const TrainArgs& args, dist::Communicator
     restore_rng(checkpoint, device_);
     state_ = checkpoint.state;
     last_val_metrics_ = checkpoint.metrics;
-    use_phase(phase_at(config_, state_.step));
-    // An epoch's global batches depend only on the global batch size (per-rank batch x ranks):
-    // with the same global batch the run continues exactly where it stopped, on any number of
-    // ranks; with another, it continues after the same number of utterances of the epoch.
-    const int64_t old_global =
-        std::max<int64_t>(state_.batch_size, 1) * std::max<int64_t>(state_.world_size, 1);
-    const int64_t new_global = static_cast<int64_t>(config_.train.batch_size) * comm_.size();
-    if (old_global != new_global) {
-      state_.batch_in_epoch = state_.batch_in_epoch * old_global / new_global;
-    }
-    if (state_.world_size != comm_.size() || old_global != new_global) {
+    const int64_t old_world = state_.world_size, old_global = state_.global_batch();
+    state_.continue_with(phase_at(config_, state_.step), comm_.size());
+    if (old_world != state_.world_size || old_global != state_.global_batch()) {
       log_->info(
           "resuming a {}-rank checkpoint (global batch {}) on {} ranks (global batch {}): epoch "
           "{} continues at batch {}",
-          state_.world_size, old_global, comm_.size(), new_global, state_.epoch,
+          old_world, old_global, state_.world_size, state_.global_batch(), state_.epoch,
           state_.batch_in_epoch);
     }
     if (is_root()) log_->info("resumed from {} at step {}", from, state_.step);
+  } else {
+    state_.continue_with(phase_at(config_, 0), comm_.size());
   }
+  model_->set_reduction_factor(state_.phase.r);
   // Every rank starts from rank 0's parameters; ranks other than 0 draw their own dropout masks
   // (rank 0 continues the seeded or restored stream, so a resumed run repeats an uninterrupted
   // one).
@@ -158,9 +146,6 @@ Run::Run(const config::Config& config, const TrainArgs& args, dist::Communicator
     torch::manual_seed(
         static_cast<uint64_t>(config.train.seed + 7919 * comm_.rank() + state_.step));
   }
-  state_.world_size = comm_.size();
-  state_.batch_size = config_.train.batch_size;
-  state_.r = config_.model.n_frames_per_step;
 
   std::vector<torch::Tensor> parameters = model_->parameters();
   reducer_ = std::make_unique<dist::GradientReducer>(parameters, comm_, config.distributed);
@@ -182,47 +167,33 @@ Run::Run(const config::Config& config, const TrainArgs& args, dist::Communicator
     log_->info(
         "{} parameters; {} rank(s) on {}; batch {} per rank, global batch {}; {} train and {} "
         "validation utterances; {} steps per epoch",
-        model::count_parameters(*model_), comm_.size(), device_.str(), config_.train.batch_size,
-        config_.train.batch_size * comm_.size(), store_.train().size(), store_.val().size(),
+        model::count_parameters(*model_), comm_.size(), device_.str(), state_.phase.batch_size,
+        state_.global_batch(), store_.train().size(), store_.val().size(),
         train_loader_->batches_per_epoch() / config.train.accumulate);
   }
-}
-
-void Run::use_phase(const ReductionPhase& phase) {
-  config_.model.n_frames_per_step = phase.r;
-  config_.train.batch_size = phase.batch_size;
-  model_->set_reduction_factor(phase.r);
 }
 
 void Run::make_loaders() {
   train_loader_.reset();  // its workers stop before the new loader's start
   val_loader_.reset();
   auto tokenizer = [this](const std::string& text) { return text_.to_ids(text); };
-  train_loader_ = std::make_unique<data::Loader>(store_, store_.train(), config_, tokenizer,
-                                                 comm_.rank(), comm_.size());
+  train_loader_ = std::make_unique<data::Loader>(store_, store_.train(), config_, state_.phase,
+                                                 tokenizer, comm_.rank(), comm_.size());
   // Without a validation set (data.val_size: 0) the run trains without validating.
   if (store_.val().empty()) return;
   // A validation set smaller than the world is validated whole on every rank.
   bool shard_val = static_cast<int64_t>(store_.val().size()) >= comm_.size();
   val_loader_ =
-      std::make_unique<data::Loader>(store_, store_.val(), config_, tokenizer,
+      std::make_unique<data::Loader>(store_, store_.val(), config_, state_.phase, tokenizer,
                                      shard_val ? comm_.rank() : 0, shard_val ? comm_.size() : 1);
 }
 
 bool Run::switch_phase_if_due() {
-  ReductionPhase next = phase_at(config_, state_.step);
-  if (next.r == config_.model.n_frames_per_step && next.batch_size == config_.train.batch_size) {
-    return false;
-  }
-  // As on resuming with another global batch: the epoch continues after the same utterances
-  // (the same formula, so a run resumed across a switch repeats an uninterrupted one).
-  const int64_t old_global = static_cast<int64_t>(config_.train.batch_size) * comm_.size();
-  const int64_t new_global = static_cast<int64_t>(next.batch_size) * comm_.size();
-  const int old_r = config_.model.n_frames_per_step;
-  state_.batch_in_epoch = state_.batch_in_epoch * old_global / new_global;
-  use_phase(next);
-  state_.batch_size = next.batch_size;
-  state_.r = next.r;
+  const data::Phase next = phase_at(config_, state_.step);
+  if (next == state_.phase) return false;
+  const int old_r = state_.phase.r;
+  state_.continue_with(next, comm_.size());  // as on resuming with another global batch
+  model_->set_reduction_factor(next.r);
   make_loaders();
   if (is_root()) {
     log_->info(
@@ -337,8 +308,7 @@ void Run::log_interval() {
 std::optional<ValidationResult> Run::validate() {
   last_validated_ = state_.step;
   if (!val_loader_) return std::nullopt;
-  ValidationResult result = validator_->run(*model_, *val_loader_, state_.step,
-                                            config_.model.n_frames_per_step, metrics_.get());
+  ValidationResult result = validator_->run(*model_, *val_loader_, state_.step, metrics_.get());
   if (!is_root()) return std::nullopt;
   last_val_metrics_.clear();
   for (const auto& [name, value] : result.record.values) {
@@ -350,7 +320,7 @@ std::optional<ValidationResult> Run::validate() {
 void Run::side_work_after(const std::optional<ValidationResult>& validation) {
   if (last_validated_ != state_.step && last_saved_ != state_.step) return;
   if (validation) {
-    validator_->write_artifacts(*validation, config_.model.n_frames_per_step, *metrics_);
+    validator_->write_artifacts(*validation, *metrics_);
   }
   // Rank 0 writes the checkpoint and renders plots and samples alone: the others wait for it
   // without a time limit (a slow disk or a long sample must not trip distributed.timeout_s), as

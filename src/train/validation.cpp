@@ -13,10 +13,11 @@
 #include "tts/core/logging.h"
 #include "tts/data/loader.h"
 #include "tts/dist/communicator.h"
+#include "tts/formats/png.h"
 #include "tts/model/precision.h"
 #include "tts/train/alignment_metrics.h"
+#include "tts/train/forward.h"
 #include "tts/train/plot_tensors.h"
-#include "tts/train/png.h"
 #include "tts/train/reporting.h"
 
 namespace tts::train {
@@ -30,14 +31,6 @@ double value_of(const MetricRecord& record, const std::string& name) {
 }
 
 }  // namespace
-
-model::LossParts forward_loss(model::Tacotron2Impl& model, const data::Batch& batch,
-                              const config::TrainOptions& train, model::TacotronOutput* output) {
-  *output = model::forward_in_precision(model, batch.text, batch.text_lengths, batch.mel,
-                                        batch.mel_lengths, train);
-  model::Targets targets{batch.mel, batch.mel_lengths, batch.stop, batch.linear};
-  return model::compute_loss(*output, targets, batch.text_lengths, train);
-}
 
 torch::Tensor padded_for_vocoder(const torch::Tensor& frames, const config::AudioOptions& audio) {
   TTS_CHECK(frames.dim() == 2 && frames.size(0) > 0,
@@ -54,7 +47,7 @@ Validator::Validator(const config::Config& config, torch::Device device, dist::C
     : config_(config), device_(device), comm_(comm), run_dir_(std::move(run_dir)) {}
 
 ValidationResult Validator::run(model::Tacotron2Impl& model, data::Loader& loader, int64_t step,
-                                int64_t r, MetricSink* metrics) {
+                                MetricSink* metrics) {
   // Validation draws prenet dropout masks (from the device's generator); training continues
   // with the streams it had.
   struct RestoreRng {
@@ -80,8 +73,8 @@ ValidationResult Validator::run(model::Tacotron2Impl& model, data::Loader& loade
     data::Batch on_device = batch->to(device_, false);
     model::TacotronOutput output;
     sums.add(forward_loss(model, on_device, config_.train, &output));
-    AlignmentScores scores = alignment_scores(
-        output.alignments, decoder_steps_of(on_device.mel_lengths, r), on_device.text_lengths);
+    AlignmentScores scores =
+        alignment_scores(output.alignments, output.decoder_lengths(), on_device.text_lengths);
     diagonal_sum += scores.diagonal * static_cast<double>(scores.utterances);
     focus_sum += scores.focus * static_cast<double>(scores.utterances);
     utterances += static_cast<double>(scores.utterances);
@@ -104,7 +97,7 @@ ValidationResult Validator::run(model::Tacotron2Impl& model, data::Loader& loade
   result.record.add("loss", val_loss);
   result.record.add("diagonal_score", diagonal);
   result.record.add("focus_rate", focus);
-  if (result.first) run_free(model, r, result);
+  if (result.first) run_free(model, result);
   side_work("writing the validation metrics", step, [&] { metrics->write(result.record, step); });
 
   std::string line = fmt::format(
@@ -126,7 +119,7 @@ ValidationResult Validator::run(model::Tacotron2Impl& model, data::Loader& loade
   return result;
 }
 
-void Validator::run_free(model::Tacotron2Impl& model, int64_t r, ValidationResult& result) {
+void Validator::run_free(model::Tacotron2Impl& model, ValidationResult& result) {
   const data::Batch& first = *result.first;
   int64_t count = std::min<int64_t>(config_.train.val_inference_utterances, first.text.size(0));
   if (count <= 0) return;
@@ -135,13 +128,14 @@ void Validator::run_free(model::Tacotron2Impl& model, int64_t r, ValidationResul
     model::TacotronOutput inferred = model.infer(first.text.slice(0, 0, count), lengths);
     auto frames = inferred.mel_lengths.to(torch::kCPU);
     AlignmentScores scores =
-        alignment_scores(inferred.alignments, decoder_steps_of(frames, r), lengths);
+        alignment_scores(inferred.alignments, inferred.decoder_lengths().to(torch::kCPU), lengths);
     // The stop token fired for an item iff the gate passed the threshold at its last frame
     // (inference keeps the frames up to the first stopping one).
     auto last = (frames - 1).clamp_min(0).to(inferred.gate.device());
     auto last_gate = inferred.gate.gather(1, last.unsqueeze(1)).squeeze(1).to(torch::kCPU);
     auto fired = (torch::sigmoid(last_gate) > config_.model.gate_threshold).to(torch::kDouble);
-    auto hit_max = (frames >= config_.model.max_decoder_steps * r).to(torch::kDouble) * (1 - fired);
+    auto hit_max =
+        (frames >= config_.model.max_decoder_steps * inferred.r).to(torch::kDouble) * (1 - fired);
     auto expected = first.mel_lengths.slice(0, 0, count).to(torch::kCPU, torch::kDouble);
     auto ratio = frames.to(torch::kDouble) / expected.clamp_min(1);
     result.record.add("infer_diagonal_score", scores.diagonal);
@@ -153,7 +147,7 @@ void Validator::run_free(model::Tacotron2Impl& model, int64_t r, ValidationResul
   });
 }
 
-void Validator::write_artifacts(const ValidationResult& result, int64_t r, MetricSink& metrics) {
+void Validator::write_artifacts(const ValidationResult& result, MetricSink& metrics) {
   if (!result.first) return;
   const int64_t step = result.step;
   const data::Batch& first = *result.first;
@@ -165,7 +159,7 @@ void Validator::write_artifacts(const ValidationResult& result, int64_t r, Metri
   const int64_t target_frames = first.mel_lengths[0].item<int64_t>();
   std::string alignment_png;
   side_work("the alignment plot", step, [&] {
-    int64_t decoder_steps = decoder_steps_of(first.mel_lengths[0], r).item<int64_t>();
+    int64_t decoder_steps = result.first_output.decoder_lengths()[0].item<int64_t>();
     int64_t text_steps = first.text_lengths[0].item<int64_t>();
     alignment_png =
         utterance_alignment_plot(
@@ -230,19 +224,20 @@ void Validator::write_artifacts(const ValidationResult& result, int64_t r, Metri
       wav_samples = static_cast<int64_t>(samples.size());
     });
   }
-  metrics.with_events("writing TensorBoard images and audio", step, [&](EventWriter& events) {
-    for (const auto& [tag, png] :
-         {std::pair{"val/alignment", &alignment_png}, std::pair{"val/mel", &mel_png}}) {
-      if (png->empty()) continue;
-      auto [width, height] = png_dimensions(*png);
-      events.add_image(tag, *png, width, height, step);
-    }
-    if (!wav_path.empty()) {
-      events.add_audio("val/audio", read_file(wav_path), config_.audio.sample_rate, wav_samples,
-                       step);
-    }
-    events.flush();
-  });
+  metrics.with_events(
+      "writing TensorBoard images and audio", step, [&](formats::EventWriter& events) {
+        for (const auto& [tag, png] :
+             {std::pair{"val/alignment", &alignment_png}, std::pair{"val/mel", &mel_png}}) {
+          if (png->empty()) continue;
+          auto [width, height] = formats::png_dimensions(*png);
+          events.add_image(tag, *png, width, height, step);
+        }
+        if (!wav_path.empty()) {
+          events.add_audio("val/audio", read_file(wav_path), config_.audio.sample_rate, wav_samples,
+                           step);
+        }
+        events.flush();
+      });
 }
 
 }  // namespace tts::train

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "tts/config/audio_options.h"
-#include "tts/core/npy.h"
+#include "tts/formats/npy.h"
 
 namespace tts::audio::testing {
 
@@ -25,10 +25,10 @@ inline std::string tmp_path(const std::string& name) {
   return dir + "/" + name;
 }
 
-// A reference array as a tensor (tts::read_npy also takes the Fortran-ordered arrays librosa
-// saves, returning C order).
+// A reference array as a tensor (tts::formats::read_npy also takes the Fortran-ordered arrays
+// librosa saves, returning C order).
 inline torch::Tensor load_npy(const std::string& path) {
-  NpyArray array = read_npy(path);
+  formats::NpyArray array = formats::read_npy(path);
   return torch::from_blob(array.data.data(), array.shape, torch::kFloat32).clone();
 }
 

@@ -13,7 +13,7 @@
 
 #include "../data/store/make_store.h"
 #include "cli_test_util.h"
-#include "tts/core/npy.h"
+#include "tts/formats/npy.h"
 
 using tts::test::run_cli;
 using Result = tts::test::CliResult;
@@ -45,7 +45,7 @@ TEST(DataCheck, ListsEveryProblemWithFileAndUtteranceAndExitsOne) {
   std::string dir =
       tts::test::make_store(tts::test::temp_dir("check_bad"), store_config, utterances, 2);
   std::vector<float> data(utterances[4].frames * 79, 0.0f);
-  tts::write_npy(dir + "/mels/u004.npy", data.data(), {utterances[4].frames, 79});
+  tts::formats::write_npy(dir + "/mels/u004.npy", data.data(), {utterances[4].frames, 79});
   std::filesystem::remove(dir + "/mels/u006.npy");
 
   std::string config_path = write_config("check_bad.yaml", "audio:\n  linear: true\n");
@@ -85,11 +85,12 @@ TEST(DataCheck, ReportsNanAndInfValuesPerFileAndUtterance) {
   mel[3 * n_mels + 7] = std::numeric_limits<float>::quiet_NaN();
   mel[4 * n_mels] = std::numeric_limits<float>::quiet_NaN();
   mel[5 * n_mels + 79] = std::numeric_limits<float>::infinity();
-  tts::write_npy(dir + "/mels/u001.npy", mel.data(), {utterances[1].frames, n_mels});
+  tts::formats::write_npy(dir + "/mels/u001.npy", mel.data(), {utterances[1].frames, n_mels});
   // u004's linear target: one -Inf at frame 0, bin 2.
   std::vector<float> linear(utterances[4].frames * n_linear, -1.0f);
   linear[2] = -std::numeric_limits<float>::infinity();
-  tts::write_npy(dir + "/linear/u004.npy", linear.data(), {utterances[4].frames, n_linear});
+  tts::formats::write_npy(dir + "/linear/u004.npy", linear.data(),
+                          {utterances[4].frames, n_linear});
 
   Result result = run_cli("data check --config " + config_path + " --data " + dir);
   EXPECT_EQ(result.exit_code, 1);

@@ -13,7 +13,7 @@
 #include "tts/audio/audio_io.h"
 #include "tts/audio/audio_processor.h"
 #include "tts/config/config.h"
-#include "tts/core/npy.h"
+#include "tts/formats/npy.h"
 
 namespace {
 
@@ -33,7 +33,7 @@ const std::string kRayhane =
     std::string(TTS_SOURCE_DIR) + "/configs/ljspeech_tacotron2_linear.yaml";
 const std::string kChirp = std::string(TTS_TEST_DATA_DIR) + "/audio/chirp_nvidia.wav";
 
-torch::Tensor to_tensor(tts::NpyArray array) {
+torch::Tensor to_tensor(tts::formats::NpyArray array) {
   return torch::from_blob(array.data.data(), array.shape, torch::kFloat32).clone();
 }
 
@@ -47,15 +47,15 @@ TEST(FeaturesCommand, WritesTheSameTargetsAsTheLibrary) {
     ASSERT_EQ(result.exit_code, 0) << result.output;
     tts::config::Config config = tts::config::load_config(config_path, {"audio.linear=false"});
     tts::audio::Features want = tts::audio::AudioProcessor(config.audio).compute_file(kChirp, true);
-    tts::NpyHeader header = tts::read_npy_header(mel);
+    tts::formats::NpyHeader header = tts::formats::read_npy_header(mel);
     EXPECT_EQ(header.dtype, "<f4");
     EXPECT_FALSE(header.fortran_order);
     EXPECT_EQ(header.shape, want.mel.sizes().vec());
     EXPECT_EQ(header.shape[1], config.audio.n_mels);
-    EXPECT_TRUE(torch::equal(to_tensor(tts::read_npy(mel)), want.mel));
+    EXPECT_TRUE(torch::equal(to_tensor(tts::formats::read_npy(mel)), want.mel));
     // --linear writes the linear target even with audio.linear off.
-    EXPECT_TRUE(torch::equal(to_tensor(tts::read_npy(linear)), want.linear));
-    EXPECT_EQ(tts::read_npy_header(linear).shape[1], config.audio.n_fft / 2 + 1);
+    EXPECT_TRUE(torch::equal(to_tensor(tts::formats::read_npy(linear)), want.linear));
+    EXPECT_EQ(tts::formats::read_npy_header(linear).shape[1], config.audio.n_fft / 2 + 1);
   }
 }
 
@@ -70,7 +70,7 @@ TEST(FeaturesCommand, GriffinLimWritesAWavWhoseMelMatches) {
   tts::config::Config config = tts::config::load_config(kNvidia);
   config.audio.trim = false;
   std::vector<float> samples = tts::audio::read_audio(wav, config.audio);
-  torch::Tensor target = to_tensor(tts::read_npy(mel));
+  torch::Tensor target = to_tensor(tts::formats::read_npy(mel));
   tts::audio::AudioProcessor processor(config.audio);
   torch::Tensor again = processor.compute(samples, false).mel;
   ASSERT_EQ(again.sizes(), target.sizes());
@@ -102,7 +102,7 @@ TEST(FeaturesCommand, ErrorsNameTheFileAndExitNonZero) {
   // A [n_mels, frames] array (librosa's layout) is refused with the fix.
   const std::string transposed = tmp("transposed.npy");
   std::vector<float> zeros(80 * 50, 0.f);
-  tts::write_npy(transposed, zeros.data(), {80, 50});
+  tts::formats::write_npy(transposed, zeros.data(), {80, 50});
   result = run_cli("features --config " + kNvidia + " --mel " + transposed + " --griffin-lim " +
                    tmp("t.wav"));
   EXPECT_EQ(result.exit_code, 1);

@@ -157,7 +157,8 @@ TEST(GtaCommand, WritesNvidiasPostnetMelsResumably) {
   torch::Tensor expected = fx::array("expected_mel_postnet");
   torch::Tensor lengths = fx::array("output_lengths").to(torch::kInt64);
   for (int k = 0; k < 3; ++k) {
-    tts::NpyArray mel = tts::read_npy(dir + "/gta/nv" + std::to_string(k) + ".npy");
+    tts::formats::NpyArray mel =
+        tts::formats::read_npy(dir + "/gta/nv" + std::to_string(k) + ".npy");
     int64_t frames = lengths[k].item<int64_t>();
     ASSERT_EQ(mel.shape, (std::vector<int64_t>{80, frames}));
     torch::Tensor ours = torch::tensor(mel.data).reshape({80, frames});
@@ -177,7 +178,7 @@ TEST(GtaCommand, WritesNvidiasPostnetMelsResumably) {
   EXPECT_NE(result.output.find("1 ground-truth-aligned mels written"), std::string::npos)
       << result.output;
   EXPECT_NE(result.output.find("2 already there"), std::string::npos) << result.output;
-  EXPECT_EQ(tts::read_npy(dir + "/gta/nv1.npy").shape, (std::vector<int64_t>{80, 624}));
+  EXPECT_EQ(tts::formats::read_npy(dir + "/gta/nv1.npy").shape, (std::vector<int64_t>{80, 624}));
 
   // Two worker processes share the utterances (each batches its own, so NVIDIA's padding
   // effects differ from the one-batch run; the shapes and the filelist do not).
@@ -186,7 +187,7 @@ TEST(GtaCommand, WritesNvidiasPostnetMelsResumably) {
                    true);
   ASSERT_EQ(result.exit_code, 0) << result.output;
   for (int k = 0; k < 3; ++k) {
-    EXPECT_EQ(tts::read_npy(dir + "/gta2/nv" + std::to_string(k) + ".npy").shape,
+    EXPECT_EQ(tts::formats::read_npy(dir + "/gta2/nv" + std::to_string(k) + ".npy").shape,
               (std::vector<int64_t>{80, lengths[k].item<int64_t>()}));
   }
   EXPECT_TRUE(fs::exists(dir + "/gta2/filelist.txt"));

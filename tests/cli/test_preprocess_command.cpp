@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "tts/core/fs.h"
-#include "tts/core/npy.h"
+#include "tts/formats/npy.h"
 
 namespace fs = std::filesystem;
 
@@ -136,7 +136,7 @@ TEST_F(PreprocessCommand, AKilledRunLeavesNoPartialArraysAndTheRerunFinishes) {
   EXPECT_LT(before, kClips);
   for (const auto& entry : fs::directory_iterator(out + "/mels")) {
     if (entry.path().extension() == ".npy") {
-      EXPECT_NO_THROW(tts::read_npy(entry.path().string())) << entry.path();
+      EXPECT_NO_THROW(tts::formats::read_npy(entry.path().string())) << entry.path();
     }
   }
   std::string log = out + ".rerun.log";

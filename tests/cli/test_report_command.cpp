@@ -10,7 +10,7 @@
 #include "../support/browser.h"
 #include "train_fixture.h"
 #include "tts/core/fs.h"
-#include "tts/train/png.h"
+#include "tts/formats/png.h"
 
 namespace fs = std::filesystem;
 using tts::test::CliResult;
@@ -74,7 +74,7 @@ TEST_F(ReportCommand, ReportsARealRunAndABrowserRendersIt) {
   ASSERT_EQ(images.size(), 2u);
   EXPECT_EQ(images[0], tts::read_file(run + "/plots/step_4_alignment.png"));
   EXPECT_EQ(images[1], tts::read_file(run + "/plots/step_4_mel.png"));
-  EXPECT_EQ(tts::train::decode_png(images[0]).width, 900);
+  EXPECT_EQ(tts::formats::decode_png(images[0]).width, 900);
 
   CliResult elsewhere = run_cli("report " + run + " --out " + root_ + "/copy.html");
   ASSERT_EQ(elsewhere.exit_code, 0);
@@ -91,5 +91,5 @@ TEST_F(ReportCommand, ReportsARealRunAndABrowserRendersIt) {
   EXPECT_NE(page.dom.find("data-images-ok=\"2\""), std::string::npos);
   EXPECT_NE(page.dom.find("data-series=\"training loss\""), std::string::npos);
   EXPECT_NE(page.dom.find("data-series=\"diagonal score\""), std::string::npos);
-  EXPECT_GT(tts::train::decode_png(tts::read_file(page.screenshot)).height, 0);
+  EXPECT_GT(tts::formats::decode_png(tts::read_file(page.screenshot)).height, 0);
 }

@@ -210,7 +210,7 @@ TEST(FeatureStore, FeatureFileChecksNameTheFileTheUtteranceAndTheProblem) {
   std::string path = dir + "/u1.npy";
   std::vector<float> data(12 * 80, 0.5f);
 
-  tts::write_npy(path, data.data(), {12, 80});
+  tts::formats::write_npy(path, data.data(), {12, 80});
   EXPECT_FALSE(tts::data::check_feature_file(path, "u1", 80, 12).has_value());
 
   auto problem = tts::data::check_feature_file(path, "u1", 513, 12);
@@ -221,7 +221,7 @@ TEST(FeatureStore, FeatureFileChecksNameTheFileTheUtteranceAndTheProblem) {
   ASSERT_TRUE(problem.has_value());
   EXPECT_EQ(*problem, path + " (utterance u1): 12 frames, metadata says 13");
 
-  tts::write_npy(path, data.data(), {12, 8, 10});
+  tts::formats::write_npy(path, data.data(), {12, 8, 10});
   problem = tts::data::check_feature_file(path, "u1", 80, 12);
   ASSERT_TRUE(problem.has_value());
   EXPECT_NE(problem->find("3-D array of shape [12, 8, 10], expected 2-D"), std::string::npos)

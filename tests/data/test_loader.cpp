@@ -19,6 +19,11 @@ using tts::data::Batch;
 using tts::data::FeatureStore;
 using tts::data::Loader;
 
+// The one phase of a run without train.r_schedule.
+tts::data::Phase phase_of(const Config& config) {
+  return {config.model.n_frames_per_step, config.train.batch_size};
+}
+
 std::vector<int64_t> tokenize(const std::string& text) {
   std::vector<int64_t> ids;
   for (char c : text) ids.push_back(c - 'a' + 1);
@@ -54,7 +59,7 @@ TEST(Loader, KnowsTheRealFramesOfTheWholeGlobalBatch) {
   for (int64_t skip : {0, 1}) {
     std::vector<std::vector<Batch>> per_rank;
     for (int rank = 0; rank < world; ++rank) {
-      Loader loader(store, store.train(), config, tokenize, rank, world);
+      Loader loader(store, store.train(), config, phase_of(config), tokenize, rank, world);
       loader.start_epoch(2, skip);
       per_rank.push_back(drain(loader));
       ASSERT_EQ(per_rank.back().size(), per_rank.front().size());
@@ -92,7 +97,7 @@ TEST(Loader, LoadsEveryUtteranceOfItsShardWithStoredValuesWhateverTheWorkers) {
     config.data.num_workers = workers;
     std::set<std::string> seen;
     for (int rank = 0; rank < world; ++rank) {
-      Loader loader(store, store.train(), config, tokenize, rank, world);
+      Loader loader(store, store.train(), config, phase_of(config), tokenize, rank, world);
       EXPECT_EQ(loader.batches_per_epoch(), 4);  // 27 utterances, 8 per global batch
       loader.start_epoch(3);
       std::vector<Batch> batches = drain(loader);
@@ -133,7 +138,7 @@ TEST(Loader, ResumesMidEpochAndRestartsAnUnfinishedEpoch) {
   std::string dir = tts::test::make_store(tts::test::temp_dir("ld_resume"), config,
                                           tts::test::varied_utterances(40));
   FeatureStore store = FeatureStore::open(dir, config);
-  Loader loader(store, store.train(), config, tokenize, 0, 1);
+  Loader loader(store, store.train(), config, phase_of(config), tokenize, 0, 1);
   loader.start_epoch(1);
   std::vector<Batch> full = drain(loader);
   ASSERT_EQ(full.size(), 10u);
@@ -151,7 +156,7 @@ TEST(Loader, ResumesMidEpochAndRestartsAnUnfinishedEpoch) {
 // Overwrites utterance `id`'s mel with one of `bins` bins and `frames` frames.
 void corrupt(const std::string& dir, const std::string& id, int64_t frames, int64_t bins) {
   std::vector<float> data(frames * bins, 1.0f);
-  tts::write_npy(dir + "/mels/" + id + ".npy", data.data(), {frames, bins});
+  tts::formats::write_npy(dir + "/mels/" + id + ".npy", data.data(), {frames, bins});
 }
 
 TEST(Loader, SkipsABadFileWithACountKeepingTheNumberOfSteps) {
@@ -162,7 +167,7 @@ TEST(Loader, SkipsABadFileWithACountKeepingTheNumberOfSteps) {
     corrupt(dir, "u005", utterances[5].frames, 81);      // wrong bins
     corrupt(dir, "u009", utterances[9].frames + 1, 80);  // frames != metadata
     FeatureStore store = FeatureStore::open(dir, config);
-    Loader loader(store, store.train(), config, tokenize, 0, 1);
+    Loader loader(store, store.train(), config, phase_of(config), tokenize, 0, 1);
     for (int64_t epoch : {0, 1}) {
       loader.start_epoch(epoch);
       std::vector<Batch> batches = drain(loader);
@@ -189,7 +194,7 @@ TEST(Loader, BadFileStopsTheRunWhenOnBadFileIsError) {
     std::string dir = tts::test::make_store(tts::test::temp_dir("ld_error"), config, utterances);
     corrupt(dir, "u003", utterances[3].frames, 81);
     FeatureStore store = FeatureStore::open(dir, config);
-    Loader loader(store, store.train(), config, tokenize, 0, 1);
+    Loader loader(store, store.train(), config, phase_of(config), tokenize, 0, 1);
     loader.start_epoch(0);
     try {
       drain(loader);
@@ -212,7 +217,7 @@ TEST(Loader, BatchOfOnlyBadFilesStopsTheRun) {
   corrupt(dir, "u000", utterances[0].frames, 81);
   corrupt(dir, "u001", utterances[1].frames, 81);
   FeatureStore store = FeatureStore::open(dir, config);
-  Loader loader(store, store.train(), config, tokenize, 0, 1);
+  Loader loader(store, store.train(), config, phase_of(config), tokenize, 0, 1);
   loader.start_epoch(0);
   EXPECT_THROW(loader.next(), tts::Error);
 }
@@ -230,7 +235,7 @@ TEST(Loader, UtterancesWithoutSymbolsAreLeftOutOnEveryRank) {
     }
     return ids;
   };
-  Loader loader(store, store.train(), config, letters_only, 0, 1);
+  Loader loader(store, store.train(), config, phase_of(config), letters_only, 0, 1);
   EXPECT_EQ(loader.utterances().size(), 9u);
   loader.start_epoch(0);
   int64_t total = 0;

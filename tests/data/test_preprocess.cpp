@@ -12,9 +12,9 @@
 
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
-#include "tts/core/npy.h"
 #include "tts/data/preprocess.h"
 #include "tts/data/store_writer.h"
+#include "tts/formats/npy.h"
 #include "tts/text/text_processor.h"
 
 namespace fs = std::filesystem;
@@ -127,7 +127,7 @@ TEST_F(Preprocess, WritesAValidStoreAndReportsEveryBadInput) {
     ASSERT_EQ(fields.size(), 6u) << rows[i];
     EXPECT_EQ(fields[3], "mels/" + fields[0] + ".npy");
     EXPECT_EQ(fields[4], "-");
-    tts::NpyArray mel = tts::read_npy(out + "/" + fields[3]);
+    tts::formats::NpyArray mel = tts::formats::read_npy(out + "/" + fields[3]);
     ASSERT_EQ(mel.shape.size(), 2u);
     EXPECT_EQ(mel.shape[0], std::stoll(fields[1]));
     EXPECT_EQ(mel.shape[1], 80);
@@ -249,9 +249,9 @@ TEST_F(Preprocess, ChangedAudioSettingsRecomputeEverything) {
   std::vector<std::string> rows = lines_of(out + "/metadata.tsv");
   std::vector<std::string> fields = split(rows[1], '\t');
   EXPECT_EQ(fields[4], "linear/" + fields[0] + ".npy");
-  EXPECT_EQ(tts::read_npy_header(out + "/" + fields[3]).shape[1], 40);
-  EXPECT_EQ(tts::read_npy_header(out + "/" + fields[4]).shape[1], 1024 / 2 + 1);
-  EXPECT_EQ(tts::read_npy_header(out + "/" + fields[4]).shape[0], std::stoll(fields[1]));
+  EXPECT_EQ(tts::formats::read_npy_header(out + "/" + fields[3]).shape[1], 40);
+  EXPECT_EQ(tts::formats::read_npy_header(out + "/" + fields[4]).shape[1], 1024 / 2 + 1);
+  EXPECT_EQ(tts::formats::read_npy_header(out + "/" + fields[4]).shape[0], std::stoll(fields[1]));
   // Text settings only change the text column: features are reused.
   tts::config::Config basic =
       config({"audio.n_mels=40", "audio.linear=true", "text.cleaners=[basic_cleaners]"});

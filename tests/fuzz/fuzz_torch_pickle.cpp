@@ -3,7 +3,7 @@
 // the zip reader (seeds: data.pkl of the torch.save files of tests/data).
 #include "../support/pickle_zip.h"
 #include "fuzz_input.h"
-#include "tts/train/torch_pickle.h"
+#include "tts/formats/torch_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string storage(16 * sizeof(float), '\x01');
@@ -11,6 +11,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                          {{"0", storage}, {"1", std::string(4, '\x02')}});
   std::string path =
       tts::fuzz::write_input(reinterpret_cast<const uint8_t*>(zip.data()), zip.size(), ".pt");
-  tts::fuzz::expect_success_or_error([&] { tts::train::read_torch_file(path); });
+  tts::fuzz::expect_success_or_error([&] { tts::formats::read_torch_file(path); });
   return 0;
 }

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "tts/core/npy.h"
+#include "tts/formats/npy.h"
 #include "tts/text/symbols.h"
 #include "tts/text/text_processor.h"
 
@@ -26,7 +26,7 @@ tts::text::TextProcessor nvidia_processor() {
 }
 
 std::vector<int64_t> npy_ids(const std::string& path) {
-  tts::NpyArray array = tts::read_npy(path);
+  tts::formats::NpyArray array = tts::formats::read_npy(path);
   return std::vector<int64_t>(array.data.begin(), array.data.end());
 }
 

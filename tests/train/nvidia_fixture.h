@@ -10,7 +10,7 @@
 
 #include "../data/store/make_store.h"
 #include "tts/config/config.h"
-#include "tts/core/npy.h"
+#include "tts/formats/npy.h"
 #include "tts/text/text_processor.h"
 
 namespace nvidia_fixture {
@@ -26,7 +26,7 @@ inline tts::config::Config config() {
 
 // fixture/NAME.npy as a float32 tensor of its shape.
 inline torch::Tensor array(const std::string& name) {
-  tts::NpyArray a = tts::read_npy(kDir + "/" + name + ".npy");
+  tts::formats::NpyArray a = tts::formats::read_npy(kDir + "/" + name + ".npy");
   return torch::tensor(a.data).reshape(a.shape);
 }
 
@@ -50,8 +50,8 @@ inline std::string store(const std::string& dir, size_t n_val,
   for (size_t k = 0; k < utterances.size(); ++k) {
     torch::Tensor mel =
         mels[static_cast<int64_t>(k)].narrow(1, 0, utterances[k].frames).t().contiguous();
-    tts::write_npy(dir + "/mels/" + utterances[k].id + ".npy", mel.data_ptr<float>(),
-                   mel.sizes().vec());
+    tts::formats::write_npy(dir + "/mels/" + utterances[k].id + ".npy", mel.data_ptr<float>(),
+                            mel.sizes().vec());
   }
   return dir;
 }

@@ -2,6 +2,8 @@
 #include <torch/torch.h>
 
 #include "tts/core/error.h"
+#include "tts/core/frames.h"
+#include "tts/model/tacotron2.h"
 #include "tts/train/alignment_metrics.h"
 
 namespace {
@@ -60,10 +62,19 @@ TEST(AlignmentScores, PaddingStepsAndTokensAreMaskedByTheRealLengths) {
 }
 
 TEST(AlignmentScores, DecoderStepsRoundFramesUpToTheReductionFactor) {
-  auto steps = tts::train::decoder_steps_of(lengths({1, 6, 7}), 3);
+  // The tensor form the scores are called with agrees with the scalar one of core/frames.h.
+  auto steps = tts::model::decoder_steps(lengths({1, 6, 7}), 3);
   EXPECT_EQ(steps[0].item<int64_t>(), 1);
   EXPECT_EQ(steps[1].item<int64_t>(), 2);
   EXPECT_EQ(steps[2].item<int64_t>(), 3);
+  for (int64_t frames : {1, 6, 7}) {
+    auto one = tts::model::decoder_steps(lengths({frames}), 3)[0].item<int64_t>();
+    EXPECT_EQ(one, tts::decoder_steps(frames, 3));
+  }
+  tts::model::TacotronOutput output;
+  output.mel_lengths = lengths({1, 6, 7});
+  output.r = 3;
+  EXPECT_TRUE(torch::equal(output.decoder_lengths(), steps));
 }
 
 TEST(AlignmentScores, MismatchedLengthsAreAnError) {

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "../support/scratch.h"
 #include "tts/core/error.h"
 #include "tts/train/checkpoint.h"
 
@@ -25,13 +26,6 @@ struct NetImpl : torch::nn::Module {
 };
 TORCH_MODULE(Net);
 
-std::string temp_dir(const std::string& name) {
-  std::string dir = std::string(TTS_TEST_TMP_DIR) + "/" + name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
 void train_steps(Net& net, torch::optim::Adam& adam, int steps) {
   for (int i = 0; i < steps; ++i) {
     adam.zero_grad();
@@ -44,12 +38,12 @@ void train_steps(Net& net, torch::optim::Adam& adam, int steps) {
 }  // namespace
 
 TEST(Checkpoint, RoundTripContinuesExactlyLikeAnUninterruptedRun) {
-  std::string dir = temp_dir("ckpt_roundtrip");
+  std::string dir = tts::test::fresh_dir("ckpt_roundtrip");
   torch::manual_seed(7);
   Net net(16);
   torch::optim::Adam adam(net->parameters(), torch::optim::AdamOptions(1e-2));
   train_steps(net, adam, 3);
-  TrainingState state{3, 1, 2, 4, 8};
+  TrainingState state{3, 1, 2, 4, {/*r=*/2, /*batch_size=*/8}};
   std::string path = save_checkpoint(dir, capture(*net, &adam, state, "config: yes\n"), 5);
   EXPECT_TRUE(fs::exists(path));
   EXPECT_TRUE(fs::is_symlink(dir + "/latest"));
@@ -63,7 +57,8 @@ TEST(Checkpoint, RoundTripContinuesExactlyLikeAnUninterruptedRun) {
   EXPECT_EQ(loaded.state.epoch, 1);
   EXPECT_EQ(loaded.state.batch_in_epoch, 2);
   EXPECT_EQ(loaded.state.world_size, 4);
-  EXPECT_EQ(loaded.state.batch_size, 8);
+  EXPECT_EQ(loaded.state.phase.batch_size, 8);
+  EXPECT_EQ(loaded.state.phase.r, 2);
   EXPECT_EQ(loaded.config_yaml, "config: yes\n");
   EXPECT_EQ(loaded.parameter_names.size(), resumed->parameters().size());
   restore_model(loaded, *resumed, dir);
@@ -79,7 +74,7 @@ TEST(Checkpoint, RoundTripContinuesExactlyLikeAnUninterruptedRun) {
 }
 
 TEST(Checkpoint, KeepsOnlyTheNewestAndLatestPointsToTheLast) {
-  std::string dir = temp_dir("ckpt_keep");
+  std::string dir = tts::test::fresh_dir("ckpt_keep");
   Net net(4);
   for (int64_t step : {10, 20, 30, 40}) {
     TrainingState state;
@@ -95,7 +90,7 @@ TEST(Checkpoint, KeepsOnlyTheNewestAndLatestPointsToTheLast) {
 }
 
 TEST(Checkpoint, CorruptNewestFallsBackToThePreviousWithAWarning) {
-  std::string dir = temp_dir("ckpt_corrupt");
+  std::string dir = tts::test::fresh_dir("ckpt_corrupt");
   Net net(4);
   for (int64_t step : {1, 2}) {
     TrainingState state;
@@ -117,7 +112,7 @@ TEST(Checkpoint, CorruptNewestFallsBackToThePreviousWithAWarning) {
 }
 
 TEST(Checkpoint, AModelOfAnotherShapeIsRefusedWithTheNames) {
-  std::string dir = temp_dir("ckpt_mismatch");
+  std::string dir = tts::test::fresh_dir("ckpt_mismatch");
   Net small(4);
   save_checkpoint(dir, capture(*small, nullptr, TrainingState{}, ""), 1);
   Net big(8);
@@ -129,14 +124,14 @@ TEST(Checkpoint, AModelOfAnotherShapeIsRefusedWithTheNames) {
     EXPECT_NE(message.find("first.weight (checkpoint 4x4, model 8x4)"), std::string::npos)
         << message;
   }
-  EXPECT_THROW(load_newest_checkpoint(temp_dir("ckpt_empty")), tts::Error);
+  EXPECT_THROW(load_newest_checkpoint(tts::test::fresh_dir("ckpt_empty")), tts::Error);
 }
 
 // Checkpoints hold the optimizer's state as plain tensors and numbers, read by the data-only
 // reader: no TorchScript archive is loaded. An older checkpoint (format 1) whose optimizer state
 // is such an archive still shows its weights, but resuming from it is refused with the way on.
 TEST(Checkpoint, AnOlderCheckpointsTorchScriptOptimizerArchiveIsNotLoaded) {
-  std::string dir = temp_dir("ckpt_format1");
+  std::string dir = tts::test::fresh_dir("ckpt_format1");
   Net net(4);
   torch::optim::Adam adam(net->parameters(), torch::optim::AdamOptions(1e-2));
   train_steps(net, adam, 1);

@@ -10,11 +10,11 @@
 #include "nvidia_fixture.h"
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
+#include "tts/formats/torch_file.h"
 #include "tts/model/tacotron2.h"
 #include "tts/text/symbols.h"
 #include "tts/train/checkpoint.h"
 #include "tts/train/nvidia.h"
-#include "tts/train/torch_pickle.h"
 
 namespace fs = std::filesystem;
 using namespace tts::train;
@@ -29,8 +29,8 @@ std::string temp_path(const std::string& name) {
 
 // The fixture's state dict (NVIDIA's names) read back with our reader.
 std::vector<std::pair<std::string, torch::Tensor>> fixture_state_dict() {
-  PickleValue root = read_torch_file(fx::kCheckpoint);
-  const PickleValue* dict = root.find("state_dict");
+  tts::formats::PickleValue root = tts::formats::read_torch_file(fx::kCheckpoint);
+  const tts::formats::PickleValue* dict = root.find("state_dict");
   EXPECT_NE(dict, nullptr);
   std::vector<std::pair<std::string, torch::Tensor>> out;
   for (const auto& [key, value] : dict->entries) out.emplace_back(key->text, value->tensor);
@@ -131,7 +131,7 @@ TEST(NvidiaExport, RoundTripGivesIdenticalTensors) {
   EXPECT_NE(hparams.find("decoder_rnn_dim=64,"), std::string::npos) << hparams;
   expect_same_tensors(imported, import_nvidia(out, config));
   // The file holds exactly NVIDIA's names and shapes, as its load_state_dict(strict=True) wants.
-  PickleValue exported = read_torch_file(out);
+  tts::formats::PickleValue exported = tts::formats::read_torch_file(out);
   ASSERT_NE(exported.find("state_dict"), nullptr);
   std::map<std::string, std::vector<int64_t>> theirs, ours;
   for (const auto& [name, tensor] : fixture_state_dict()) theirs[name] = tensor.sizes().vec();

@@ -9,14 +9,14 @@
 
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
+#include "tts/formats/png.h"
 #include "tts/train/plots.h"
-#include "tts/train/png.h"
 
-using tts::train::decode_png;
+using tts::formats::decode_png;
+using tts::formats::RgbImage;
 using tts::train::Matrix;
 using tts::train::Plot;
 using tts::train::Rect;
-using tts::train::RgbImage;
 
 namespace {
 
@@ -75,7 +75,7 @@ TEST(AlignmentPlot, HasItsSizeAHeatMapWithRowZeroAtTheBottomAndAColourBar) {
   RgbImage image = decode_png(plot.png);
   EXPECT_EQ(image.width, plot.width);
   EXPECT_EQ(image.height, plot.height);
-  EXPECT_EQ(tts::train::png_dimensions(plot.png), std::make_pair(plot.width, plot.height));
+  EXPECT_EQ(tts::formats::png_dimensions(plot.png), std::make_pair(plot.width, plot.height));
   ASSERT_TRUE(plot.regions.count("heatmap") && plot.regions.count("colorbar"));
   const Rect heat = plot.regions.at("heatmap");
   // 4x4 cells: decoder step 0 attends encoder step 0, drawn at the bottom left, step 3 at the
@@ -221,8 +221,6 @@ TEST(ScalingPlot, DrawsSpeedupEfficiencyAndPhaseBars) {
   EXPECT_NEAR(static_cast<double>(forward) / data, 4.0, 0.5);
   EXPECT_THROW(tts::train::scaling_plot({}, "none"), tts::Error);
 }
-
-TEST(Png, DecodeRefusesWhatIsNotAPng) { EXPECT_THROW(decode_png("not a png"), tts::Error); }
 
 TEST(ScalingTable, ReadsColumnsByNameAndSaysWhereAValueIsWrong) {
   auto points = tts::train::parse_scaling_table(

@@ -13,8 +13,8 @@
 #include "tts/audio/audio_io.h"
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
+#include "tts/formats/png.h"
 #include "tts/train/plots.h"
-#include "tts/train/png.h"
 #include "tts/train/run_report.h"
 
 namespace fs = std::filesystem;
@@ -188,7 +188,7 @@ TEST(RunReport, RendersInChromiumWithCurvesPlotsAndAudioAndNoConsoleErrors) {
   EXPECT_NE(page.dom.find("\u2190 latest"), std::string::npos);
 
   // The screenshot (kept in the test's scratch folder) is the page drawn: its size, not blank.
-  auto shot = tts::train::decode_png(tts::read_file(page.screenshot));
+  auto shot = tts::formats::decode_png(tts::read_file(page.screenshot));
   EXPECT_EQ(shot.width, 1320);
   EXPECT_EQ(shot.height, 4000);
   size_t coloured = 0;

@@ -20,6 +20,7 @@
 #include "tts/config/config.h"
 #include "tts/data/batch.h"
 #include "tts/data/feature_store.h"
+#include "tts/data/phase.h"
 #include "tts/data/sampler.h"
 
 namespace tts::data {
@@ -31,11 +32,12 @@ class Loader {
  public:
   // Tokenizes every utterance once here (on the calling thread; an utterance whose text gives no
   // ids is dropped with a logged count, identically on every rank) and builds the sampler from
-  // config.train.{batch_size, seed} and config.data.sort_pool_batches. Loads linear targets when
-  // config.audio.linear or config.model.predict_linear. Pins batches in page-locked memory when
-  // config.data.pin_memory and training runs on CUDA (train.device cuda, or auto with CUDA).
+  // the phase's per-rank batch size, config.train.seed and config.data.sort_pool_batches. Batches
+  // are padded to a multiple of the phase's r; a new phase takes a new loader. Loads linear targets
+  // when config.audio.linear or config.model.predict_linear. Pins batches in page-locked memory
+  // when config.data.pin_memory and training runs on CUDA (train.device cuda, or auto with CUDA).
   Loader(const FeatureStore& store, std::vector<Utterance> utterances, const config::Config& config,
-         Tokenizer tokenizer, int rank, int world_size);
+         const Phase& phase, Tokenizer tokenizer, int rank, int world_size);
   ~Loader();
   Loader(const Loader&) = delete;
   Loader& operator=(const Loader&) = delete;

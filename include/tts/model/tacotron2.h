@@ -13,7 +13,7 @@
 #include <torch/nn/pimpl.h>
 #include <torch/types.h>
 
-#include "tts/config/model_options.h"
+#include "tts/config/config.h"
 #include "tts/model/layers.h"
 
 namespace tts::model {
@@ -25,7 +25,15 @@ struct TacotronOutput {
   torch::Tensor alignments;   // [B, T_mel / r, T_text]
   torch::Tensor linear;       // [B, T_mel, n_linear] when predict_linear, else undefined
   torch::Tensor mel_lengths;  // [B] int64 (inference: frames generated; training: the input's)
+  int64_t r = 1;              // mel frames per decoder step it was produced with
+
+  // [B] int64: the decoder steps that produced each utterance's frames (its alignment's rows).
+  torch::Tensor decoder_lengths() const;
 };
+
+// Decoder steps that cover `frames` ([B] integer) mel frames: ceil(frames / r), the tensor form of
+// tts::decoder_steps (core/frames.h).
+torch::Tensor decoder_steps(const torch::Tensor& frames, int64_t r);
 
 class Tacotron2Impl : public torch::nn::Module {
  public:
@@ -35,8 +43,10 @@ class Tacotron2Impl : public torch::nn::Module {
   // DecoderImpl); 0: for model.n_frames_per_step alone.
   Tacotron2Impl(const config::ModelOptions& options, int64_t n_symbols, int64_t n_mels,
                 int64_t n_linear, int64_t max_r = 0);
-  // Switches the frames per decoder step (gradual training); needs max_r >= r.
+  // Switches the frames per decoder step (gradual training); needs max_r >= r. The model's r
+  // lives in its decoder alone: options().n_frames_per_step is only the r it was built with.
   void set_reduction_factor(int64_t r);
+  int64_t reduction_factor() const;
 
   // Teacher forcing. text [B, T_text] int64 padded with 0; text_lengths [B] int64;
   // mel [B, T_mel, n_mels] with T_mel a multiple of r; mel_lengths [B] int64. Outputs at frames
@@ -68,6 +78,11 @@ class Tacotron2Impl : public torch::nn::Module {
   CBHG linear_head_{nullptr};
 };
 TORCH_MODULE(Tacotron2);
+
+// The model a run of `config` trains or synthesizes with, predicting `r` frames a decoder step (the
+// phase in force): n_mels and, with model.predict_linear, n_linear from config.audio; built for
+// every r of train.r_schedule from the same parameters.
+Tacotron2 build_model(const config::Config& config, int64_t n_symbols, int r);
 
 // Number of parameter elements (trainable tensors; buffers such as BatchNorm statistics excluded).
 int64_t count_parameters(torch::nn::Module& module);

@@ -22,13 +22,10 @@ struct AlignmentScores {
 };
 
 // `alignments` [B, decoder steps, text steps]; `decoder_steps` and `text_lengths` [B] int64,
-// the real lengths of each item (decoder steps = frames rounded up to r, divided by r). Throws
+// the real lengths of each item (decoder steps: model::TacotronOutput::decoder_lengths()). Throws
 // tts::Error when the shapes disagree.
 AlignmentScores alignment_scores(const torch::Tensor& alignments,
                                  const torch::Tensor& decoder_steps,
                                  const torch::Tensor& text_lengths);
-
-// Decoder steps of `frames` frames at reduction factor `r` (the last step may be partly padding).
-torch::Tensor decoder_steps_of(const torch::Tensor& frames, int64_t r);
 
 }  // namespace tts::train

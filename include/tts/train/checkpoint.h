@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tts/config/config.h"
+#include "tts/train/training_state.h"
 
 namespace torch::nn {
 class Module;
@@ -22,16 +23,6 @@ class Optimizer;
 }
 
 namespace tts::train {
-
-// Where training is: enough to continue exactly where it stopped.
-struct TrainingState {
-  int64_t step = 0;            // optimizer steps done
-  int64_t epoch = 0;           // current epoch (0-based)
-  int64_t batch_in_epoch = 0;  // batches of `epoch` already consumed
-  int64_t world_size = 1;      // ranks the checkpoint was trained with (informational)
-  int64_t batch_size = 0;      // per-rank batch size it was trained with (resume maps positions)
-  int64_t r = 0;  // mel frames per decoder step in force (train.r_schedule); 0 in older files
-};
 
 // Adam's state as plain data: numbers and tensors, nothing a reader would have to run (the
 // TorchScript archive torch::save writes for an optimizer can carry code that runs on load).
@@ -95,15 +86,19 @@ void write_checkpoint(const std::string& path, const Checkpoint& checkpoint);
 // `keep` checkpoints. Returns the path written.
 std::string save_checkpoint(const std::string& dir, const Checkpoint& checkpoint, int keep);
 
-// The config a checkpoint was trained with, model.n_frames_per_step set to the r in force when it
-// was written (train.r_schedule changes r during training). `source` names it in errors. Build
-// its model with max_r = config.train.max_scheduled_r().
+// The config a checkpoint was trained with, as its run's config file says. `source` names it in
+// errors. Build its model with model::build_model(config, n_symbols, checkpoint_r(...)).
 config::Config checkpoint_config(const Checkpoint& checkpoint, const std::string& source);
 
+// The r in force when the checkpoint was written (train.r_schedule changes r during training):
+// its state's, or for a checkpoint of an older version, which lacks it, the config's
+// model.n_frames_per_step (those versions wrote the r in force there).
+int checkpoint_r(const Checkpoint& checkpoint, const config::Config& config);
+
 // Reads one checkpoint file (a path, `.../latest`, a checkpoints directory or a run directory)
-// with the same data-only torch.save reader as NVIDIA's files (read_torch_file): tensors and plain
-// values, anything else refused by name. Throws tts::Error naming the file when it is missing,
-// corrupt or holds something else.
+// with the same data-only torch.save reader as NVIDIA's files (formats::read_torch_file): tensors
+// and plain values, anything else refused by name. Throws tts::Error naming the file when it is
+// missing, corrupt or holds something else.
 Checkpoint load_checkpoint(const std::string& path);
 
 // Resolves what load_checkpoint accepts to the checkpoint files, newest first.

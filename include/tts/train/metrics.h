@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "tts/train/event_writer.h"
+#include "tts/formats/event_writer.h"
 
 namespace tts::train {
 
@@ -35,18 +35,18 @@ class MetricSink {
   // Writes the record; TensorBoard tags are "<kind>/<name>". A write that fails is a warning;
   // after a failed TensorBoard write the run continues without TensorBoard.
   void write(const MetricRecord& record, int64_t step);
-  EventWriter* events() { return events_.get(); }
+  formats::EventWriter* events() { return events_.get(); }
   // Runs `work` on the event writer, if there is one, as side work; a failure turns TensorBoard
   // off for the rest of the run (the file is no longer well-formed after a partial record).
   void with_events(const std::string& what, int64_t step,
-                   const std::function<void(EventWriter&)>& work);
+                   const std::function<void(formats::EventWriter&)>& work);
   void flush();
 
  private:
   std::string jsonl_path_;
   std::ofstream jsonl_;
   bool jsonl_failed_ = false;
-  std::unique_ptr<EventWriter> events_;
+  std::unique_ptr<formats::EventWriter> events_;
 };
 
 }  // namespace tts::train

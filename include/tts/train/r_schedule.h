@@ -7,20 +7,12 @@
 #include <cstdint>
 
 #include "tts/config/config.h"
+#include "tts/data/phase.h"
 
 namespace tts::train {
 
-struct ReductionPhase {
-  int64_t from_step = 0;
-  int r = 1;
-  int batch_size = 1;
-  bool operator==(const ReductionPhase& other) const {
-    return r == other.r && batch_size == other.batch_size;
-  }
-};
-
 // The phase of the steps that follow `steps_done` optimizer steps: the last row of
 // train.r_schedule whose from_step <= steps_done.
-ReductionPhase phase_at(const config::Config& config, int64_t steps_done);
+data::Phase phase_at(const config::Config& config, int64_t steps_done);
 
 }  // namespace tts::train

@@ -29,10 +29,6 @@ class Communicator;
 
 namespace tts::train {
 
-// The teacher-forced forward pass of `batch` and its loss (training and validation share it).
-model::LossParts forward_loss(model::Tacotron2Impl& model, const data::Batch& batch,
-                              const config::TrainOptions& train, model::TacotronOutput* output);
-
 struct ValidationResult {
   int64_t step = 0;
   // "val" record: loss, diagonal_score, focus_rate and, when free-running ran,
@@ -52,20 +48,20 @@ class Validator {
             std::string run_dir);
 
   // Collective: every rank calls it after the same step. `loader` yields this rank's share of
-  // the validation set, collated for `r`, the reduction factor in force.
+  // the validation set, collated for the model's r (the phase in force).
   // `metrics` is rank 0's sink (nullptr on the other ranks). Leaves the model in eval mode and
   // the default CPU generator's state as it found it, so that when and how often a run validates
   // does not change its parameters.
-  ValidationResult run(model::Tacotron2Impl& model, data::Loader& loader, int64_t step, int64_t r,
+  ValidationResult run(model::Tacotron2Impl& model, data::Loader& loader, int64_t step,
                        MetricSink* metrics);
 
   // Rank 0, after the checkpoint: plots, the audio sample and their TensorBoard entries.
-  void write_artifacts(const ValidationResult& result, int64_t r, MetricSink& metrics);
+  void write_artifacts(const ValidationResult& result, MetricSink& metrics);
 
  private:
   // Rank 0: free-running synthesis of the first utterances of `first`; adds its scores to
   // `result.record`. A failure is a warning.
-  void run_free(model::Tacotron2Impl& model, int64_t r, ValidationResult& result);
+  void run_free(model::Tacotron2Impl& model, ValidationResult& result);
 
   const config::Config& config_;
   torch::Device device_;

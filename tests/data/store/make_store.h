@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "tts/config/config.h"
-#include "tts/core/npy.h"
+#include "tts/formats/npy.h"
 
 namespace tts::test {
 
@@ -52,9 +52,9 @@ inline std::string make_store(const std::string& dir, const config::Config& conf
       for (int64_t b = 0; b < n_mels; ++b) mel[t * n_mels + b] = feature_value(i, t, b);
       for (int64_t b = 0; b < n_linear; ++b) linear[t * n_linear + b] = -feature_value(i, t, b);
     }
-    write_npy(dir + "/mels/" + u.id + ".npy", mel.data(), {u.frames, n_mels});
+    formats::write_npy(dir + "/mels/" + u.id + ".npy", mel.data(), {u.frames, n_mels});
     if (config.audio.linear) {
-      write_npy(dir + "/linear/" + u.id + ".npy", linear.data(), {u.frames, n_linear});
+      formats::write_npy(dir + "/linear/" + u.id + ".npy", linear.data(), {u.frames, n_linear});
     }
   }
   std::vector<StoreUtterance> val(utterances.begin(), utterances.begin() + n_val);

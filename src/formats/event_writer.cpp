@@ -1,4 +1,4 @@
-#include "tts/train/event_writer.h"
+#include "tts/formats/event_writer.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 
 #include "tts/core/error.h"
 
-namespace tts::train {
+namespace tts::formats {
 namespace {
 
 // Protocol-buffer wire encoding of the few fields used.
@@ -153,4 +153,4 @@ void EventWriter::write_event(const std::string& event_body) {
   TTS_CHECK(out_.good(), "cannot write the TensorBoard event file '{}'", path_);
 }
 
-}  // namespace tts::train
+}  // namespace tts::formats

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-namespace tts::train {
+namespace tts::formats {
 
 // Width and height of an encoded PNG, from its IHDR chunk. Throws tts::Error when `png` is not one.
 std::pair<int, int> png_dimensions(const std::string& png);
@@ -23,4 +23,4 @@ struct RgbImage {
 // Decodes a PNG (any colour type; alpha is dropped). Throws tts::Error when it is not one.
 RgbImage decode_png(const std::string& png);
 
-}  // namespace tts::train
+}  // namespace tts::formats

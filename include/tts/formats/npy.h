@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace tts {
+namespace tts::formats {
 
 struct NpyArray {
   std::vector<int64_t> shape;
@@ -42,4 +42,4 @@ struct NpyHeader {
 };
 NpyHeader read_npy_header(const std::string& path);
 
-}  // namespace tts
+}  // namespace tts::formats

@@ -13,13 +13,13 @@
 
 #include "../support/pickle_zip.h"
 #include "tts/core/error.h"
-#include "tts/train/torch_pickle.h"
+#include "tts/formats/torch_file.h"
 
 namespace {
 
+using tts::formats::PickleValue;
 using tts::test::pickle_int;
 using tts::test::pickle_tensor;
-using tts::train::PickleValue;
 
 const std::string kFloats = [] {
   std::vector<float> values{0, 1, 2, 3};
@@ -39,7 +39,7 @@ std::string write_pickle(const std::string& name, const std::string& body,
 std::string refusal(const std::string& body) {
   std::string path = write_pickle("refused", body);
   try {
-    tts::train::read_torch_file(path);
+    tts::formats::read_torch_file(path);
   } catch (const tts::Error& e) {
     std::string message = e.what();
     EXPECT_NE(message.find(path), std::string::npos) << message;
@@ -58,14 +58,15 @@ std::string ints(std::initializer_list<int64_t> values) {
 }  // namespace
 
 TEST(TorchPickle, ViewsInsideTheStorageRead) {
-  PickleValue v =
-      tts::train::read_torch_file(write_pickle("view", pickle_tensor(4, 1, ints({3}), ints({1}))));
-  ASSERT_EQ(v.kind, PickleValue::Kind::Tensor);
+  tts::formats::PickleValue v = tts::formats::read_torch_file(
+      write_pickle("view", pickle_tensor(4, 1, ints({3}), ints({1}))));
+  ASSERT_EQ(v.kind, tts::formats::PickleValue::Kind::Tensor);
   EXPECT_TRUE(v.tensor.equal(torch::tensor({1.0f, 2.0f, 3.0f})));
-  v = tts::train::read_torch_file(
+  v = tts::formats::read_torch_file(
       write_pickle("view2", pickle_tensor(4, 0, ints({2, 2}), ints({1, 2}))));
   EXPECT_TRUE(v.tensor.equal(torch::tensor({0.0f, 2.0f, 1.0f, 3.0f}).reshape({2, 2})));
-  v = tts::train::read_torch_file(write_pickle("empty", pickle_tensor(4, 4, ints({0}), ints({1}))));
+  v = tts::formats::read_torch_file(
+      write_pickle("empty", pickle_tensor(4, 4, ints({0}), ints({1}))));
   EXPECT_EQ(v.tensor.numel(), 0);
 }
 
@@ -101,8 +102,8 @@ TEST(TorchPickle, NestingAndMemoCyclesAreBounded) {
   auto nested = [](int depth) {
     return std::string(static_cast<size_t>(depth), ']') + std::string(depth - 1, 'a');
   };
-  EXPECT_EQ(tts::train::read_torch_file(write_pickle("nest50", nested(50))).kind,
-            PickleValue::Kind::List);
+  EXPECT_EQ(tts::formats::read_torch_file(write_pickle("nest50", nested(50))).kind,
+            tts::formats::PickleValue::Kind::List);
   EXPECT_NE(refusal(nested(100000)).find("more than 100 deep"), std::string::npos);
   // A chain built one append at a time through the memo: each step adds one level below a list
   // already inside another, which only a walk of the finished value sees.
@@ -140,7 +141,7 @@ TEST(TorchPickle, CopiesOfOneStorageAreBoundedByTheFileSize) {
   list += "l";
   std::string path = write_pickle("copies", list, std::string(numel * sizeof(float), '\0'));
   try {
-    tts::train::read_torch_file(path);
+    tts::formats::read_torch_file(path);
     FAIL() << "400 MiB of copies from a 4 MiB file";
   } catch (const tts::Error& e) {
     EXPECT_NE(std::string(e.what()).find("the same storage over and over"), std::string::npos)
@@ -150,5 +151,5 @@ TEST(TorchPickle, CopiesOfOneStorageAreBoundedByTheFileSize) {
   list = "(" + pickle_tensor(numel, 0, ints({numel}), ints({1})) +
          pickle_tensor(numel, 0, ints({numel}), ints({1})) + "l";
   path = write_pickle("two_copies", list, std::string(numel * sizeof(float), '\0'));
-  EXPECT_EQ(tts::train::read_torch_file(path).items.size(), 2u);
+  EXPECT_EQ(tts::formats::read_torch_file(path).items.size(), 2u);
 }

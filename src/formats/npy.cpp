@@ -1,4 +1,4 @@
-#include "tts/core/npy.h"
+#include "tts/formats/npy.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -15,7 +15,7 @@
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
 
-namespace tts {
+namespace tts::formats {
 namespace {
 
 constexpr char kMagic[] = "\x93NUMPY";
@@ -262,4 +262,4 @@ NpyArray read_npy(const std::string& path) {
   return array;
 }
 
-}  // namespace tts
+}  // namespace tts::formats

@@ -8,7 +8,7 @@
 
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
-#include "tts/core/npy.h"
+#include "tts/formats/npy.h"
 
 namespace {
 
@@ -52,11 +52,11 @@ std::string raw_bytes(const std::vector<T>& values) {
 TEST(Npy, RoundTripsFloat32WithA64ByteAlignedHeader) {
   std::vector<float> values{1.5f, -2.0f, 3.25f, 0.0f, 1e-7f, 42.0f};
   std::string path = temp_path("a.npy");
-  tts::write_npy(path, values.data(), {2, 3});
-  tts::NpyArray array = tts::read_npy(path);
+  tts::formats::write_npy(path, values.data(), {2, 3});
+  tts::formats::NpyArray array = tts::formats::read_npy(path);
   EXPECT_EQ(array.shape, (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(array.data, values);
-  tts::NpyHeader header = tts::read_npy_header(path);
+  tts::formats::NpyHeader header = tts::formats::read_npy_header(path);
   EXPECT_EQ(header.data_offset % 64, 0u);
   EXPECT_EQ(header.dtype, "<f4");
   std::string bytes = tts::read_file(path);
@@ -67,25 +67,25 @@ TEST(Npy, RoundTripsFloat32WithA64ByteAlignedHeader) {
 TEST(Npy, OneDimensionalAndEmptyShapes) {
   std::vector<float> values{7.0f};
   std::string path = temp_path("b.npy");
-  tts::write_npy(path, values.data(), {1});
+  tts::formats::write_npy(path, values.data(), {1});
   EXPECT_NE(tts::read_file(path).find("'shape': (1,)"), std::string::npos);
-  EXPECT_EQ(tts::read_npy(path).shape, std::vector<int64_t>{1});
-  tts::write_npy(path, values.data(), {0, 80});
-  EXPECT_EQ(tts::read_npy(path).shape, (std::vector<int64_t>{0, 80}));
+  EXPECT_EQ(tts::formats::read_npy(path).shape, std::vector<int64_t>{1});
+  tts::formats::write_npy(path, values.data(), {0, 80});
+  EXPECT_EQ(tts::formats::read_npy(path).shape, (std::vector<int64_t>{0, 80}));
 }
 
 TEST(Npy, BadFilesNameTheFileAndTheProblem) {
   std::string garbage = temp_path("garbage.npy");
   std::ofstream(garbage) << "this is not an array";
-  EXPECT_NE(error_of([&] { tts::read_npy(garbage); }).find("not a NumPy .npy file"),
+  EXPECT_NE(error_of([&] { tts::formats::read_npy(garbage); }).find("not a NumPy .npy file"),
             std::string::npos);
 
   std::vector<float> values(100, 1.0f);
   std::string truncated = temp_path("truncated.npy");
-  tts::write_npy(truncated, values.data(), {10, 10});
+  tts::formats::write_npy(truncated, values.data(), {10, 10});
   std::string bytes = tts::read_file(truncated);
   std::ofstream(truncated, std::ios::binary) << bytes.substr(0, bytes.size() - 8);
-  std::string message = error_of([&] { tts::read_npy(truncated); });
+  std::string message = error_of([&] { tts::formats::read_npy(truncated); });
   EXPECT_NE(message.find("truncated .npy data"), std::string::npos) << message;
   EXPECT_NE(message.find(truncated), std::string::npos) << message;
 
@@ -95,24 +95,25 @@ TEST(Npy, BadFilesNameTheFileAndTheProblem) {
   text.replace(at, 3, "|u1");
   std::string wrong_dtype = temp_path("u1.npy");
   std::ofstream(wrong_dtype, std::ios::binary) << text;
-  EXPECT_NE(error_of([&] { tts::read_npy(wrong_dtype); }).find("dtype '|u1' is not supported"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { tts::formats::read_npy(wrong_dtype); }).find("dtype '|u1' is not supported"),
+      std::string::npos);
 
-  EXPECT_NE(error_of([&] { tts::read_npy(temp_path("missing.npy")); }).find("cannot open"),
+  EXPECT_NE(error_of([&] { tts::formats::read_npy(temp_path("missing.npy")); }).find("cannot open"),
             std::string::npos);
 }
 
 // numpy.save writes a Fortran-contiguous array (np.asfortranarray, some librosa outputs) with
-// fortran_order True and the first index fastest; read_npy returns it in C order.
+// fortran_order True and the first index fastest; formats::read_npy returns it in C order.
 TEST(Npy, ReadsFortranOrderIntoCOrder) {
   // a = [[0, 1, 2], [10, 11, 12]] (shape (2, 3)); Fortran order stores columns: 0 10 1 11 2 12.
   std::string path = temp_path("fortran2.npy");
   write_raw_npy(path, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }",
                 raw_bytes(std::vector<float>{0, 10, 1, 11, 2, 12}));
-  tts::NpyArray array = tts::read_npy(path);
+  tts::formats::NpyArray array = tts::formats::read_npy(path);
   EXPECT_EQ(array.shape, (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(array.data, (std::vector<float>{0, 1, 2, 10, 11, 12}));
-  EXPECT_TRUE(tts::read_npy_header(path).fortran_order);
+  EXPECT_TRUE(tts::formats::read_npy_header(path).fortran_order);
 
   // 3-D float64: element [i, j, k] = 100 i + 10 j + k, shape (2, 3, 4), stored i fastest.
   std::vector<double> fortran;
@@ -124,7 +125,7 @@ TEST(Npy, ReadsFortranOrderIntoCOrder) {
   std::string path3 = temp_path("fortran3.npy");
   write_raw_npy(path3, "{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3, 4), }",
                 raw_bytes(fortran));
-  tts::NpyArray cube = tts::read_npy(path3);
+  tts::formats::NpyArray cube = tts::formats::read_npy(path3);
   ASSERT_EQ(cube.shape, (std::vector<int64_t>{2, 3, 4}));
   for (int i = 0; i < 2; ++i) {
     for (int j = 0; j < 3; ++j) {
@@ -138,16 +139,16 @@ TEST(Npy, ReadsFortranOrderIntoCOrder) {
   std::string path1 = temp_path("fortran1.npy");
   write_raw_npy(path1, "{'descr': '<f4', 'fortran_order': True, 'shape': (3,), }",
                 raw_bytes(std::vector<float>{1, 2, 3}));
-  EXPECT_EQ(tts::read_npy(path1).data, (std::vector<float>{1, 2, 3}));
+  EXPECT_EQ(tts::formats::read_npy(path1).data, (std::vector<float>{1, 2, 3}));
   std::string path0 = temp_path("fortran0.npy");
   write_raw_npy(path0, "{'descr': '<f4', 'fortran_order': True, 'shape': (0, 80), }", "");
-  EXPECT_EQ(tts::read_npy(path0).shape, (std::vector<int64_t>{0, 80}));
+  EXPECT_EQ(tts::formats::read_npy(path0).shape, (std::vector<int64_t>{0, 80}));
 
   // A truncated Fortran-order file is still an error naming the file.
   std::string short_path = temp_path("fortran_short.npy");
   write_raw_npy(short_path, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }",
                 raw_bytes(std::vector<float>{0, 10, 1}));
-  std::string message = error_of([&] { tts::read_npy(short_path); });
+  std::string message = error_of([&] { tts::formats::read_npy(short_path); });
   EXPECT_NE(message.find("truncated .npy data"), std::string::npos) << message;
   EXPECT_NE(message.find(short_path), std::string::npos) << message;
 }
@@ -159,7 +160,7 @@ TEST(Npy, HostileHeadersAreRefusedBeforeAnyAllocation) {
   const std::string path = temp_path("hostile.npy");
   auto refused = [&](const std::string& dict, const std::string& data, const std::string& what) {
     write_raw_npy(path, dict, data);
-    std::string message = error_of([&] { tts::read_npy(path); });
+    std::string message = error_of([&] { tts::formats::read_npy(path); });
     EXPECT_NE(message.find(path), std::string::npos) << dict << ": " << message;
     EXPECT_NE(message.find(what), std::string::npos) << dict << ": " << message;
   };
@@ -185,32 +186,32 @@ TEST(Npy, HostileHeadersAreRefusedBeforeAnyAllocation) {
   // A header length past the file, and a version 2 length cut short.
   std::string bytes = std::string("\x93NUMPY\x02\x00\xff\xff\xff\xff", 12);
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
-  EXPECT_NE(error_of([&] { tts::read_npy(path); }).find("claims 4294967295 bytes"),
+  EXPECT_NE(error_of([&] { tts::formats::read_npy(path); }).find("claims 4294967295 bytes"),
             std::string::npos);
   std::ofstream(path, std::ios::binary | std::ios::trunc)
       << std::string("\x93NUMPY\x02\x00\x10\x00", 10);
-  EXPECT_NE(error_of([&] { tts::read_npy(path); }).find("cut short"), std::string::npos);
+  EXPECT_NE(error_of([&] { tts::formats::read_npy(path); }).find("cut short"), std::string::npos);
   std::ofstream(path, std::ios::binary | std::ios::trunc)
       << std::string("\x93NUMPY\x01\x00\x00\x10", 10) << "{'descr'";
-  EXPECT_NE(error_of([&] { tts::read_npy(path); }).find("truncated .npy header"),
+  EXPECT_NE(error_of([&] { tts::formats::read_npy(path); }).find("truncated .npy header"),
             std::string::npos);
 }
 
 TEST(Npy, ZeroSizedAndFortranShapesStayInBounds) {
   const std::string path = temp_path("zero.npy");
   write_raw_npy(path, "{'descr': '<f4', 'fortran_order': True, 'shape': (0, 5), }", "");
-  tts::NpyArray empty = tts::read_npy(path);
+  tts::formats::NpyArray empty = tts::formats::read_npy(path);
   EXPECT_EQ(empty.shape, (std::vector<int64_t>{0, 5}));
   EXPECT_TRUE(empty.data.empty());
   write_raw_npy(path, "{'descr': '<f4', 'fortran_order': True, 'shape': (3, 0, 1000000000000), }",
                 "");
-  EXPECT_TRUE(tts::read_npy(path).data.empty());
+  EXPECT_TRUE(tts::formats::read_npy(path).data.empty());
   // Spaces around entries, as other writers put them.
   write_raw_npy(path, "{'descr': '<i2', 'fortran_order': False, 'shape': ( 2 , 1 ), }",
                 raw_bytes(std::vector<int16_t>{7, -8}));
-  EXPECT_EQ(tts::read_npy(path).data, (std::vector<float>{7, -8}));
+  EXPECT_EQ(tts::formats::read_npy(path).data, (std::vector<float>{7, -8}));
   // Python 2's numpy wrote long integers with an L.
   write_raw_npy(path, "{'descr': '<i2', 'fortran_order': False, 'shape': (2L, 1L), }",
                 raw_bytes(std::vector<int16_t>{7, -8}));
-  EXPECT_EQ(tts::read_npy(path).shape, (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(tts::formats::read_npy(path).shape, (std::vector<int64_t>{2, 1}));
 }

@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-namespace tts::train {
+namespace tts::formats {
 
 // One unpickled value. Dicts keep their insertion order (state dicts are ordered).
 struct PickleValue {
@@ -50,4 +50,4 @@ PickleValue read_torch_file(const std::string& path);
 // another kind of value.
 void write_torch_file(const std::string& path, const PickleValue& root);
 
-}  // namespace tts::train
+}  // namespace tts::formats

@@ -10,9 +10,9 @@
 
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
-#include "tts/train/torch_pickle.h"
+#include "tts/formats/torch_file.h"
 
-namespace tts::train {
+namespace tts::formats {
 namespace {
 
 const char* storage_type(torch::Dtype dtype) {
@@ -148,4 +148,4 @@ void write_torch_file(const std::string& path, const PickleValue& root) {
   write_file_atomic(path, bytes);
 }
 
-}  // namespace tts::train
+}  // namespace tts::formats

@@ -1,5 +1,3 @@
-#include "tts/train/torch_pickle.h"
-
 #include <caffe2/serialize/inline_container.h>
 #include <fmt/ranges.h>
 #include <torch/torch.h>
@@ -12,8 +10,9 @@
 
 #include "tts/core/checked.h"
 #include "tts/core/error.h"
+#include "tts/formats/torch_file.h"
 
-namespace tts::train {
+namespace tts::formats {
 namespace {
 
 using Value = std::shared_ptr<PickleValue>;
@@ -726,4 +725,4 @@ PickleValue read_torch_file(const std::string& path) {
   }
 }
 
-}  // namespace tts::train
+}  // namespace tts::formats

@@ -1,4 +1,4 @@
-#include "tts/train/png.h"
+#include "tts/formats/png.h"
 
 #include <cairo.h>
 
@@ -6,7 +6,7 @@
 
 #include "tts/core/error.h"
 
-namespace tts::train {
+namespace tts::formats {
 namespace {
 
 struct Reader {
@@ -76,4 +76,4 @@ RgbImage decode_png(const std::string& png) {
   return image;
 }
 
-}  // namespace tts::train
+}  // namespace tts::formats

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-namespace tts::train {
+namespace tts::formats {
 
 class EventWriter {
  public:
@@ -33,4 +33,4 @@ class EventWriter {
 // CRC-32C (Castagnoli), as TFRecord framing uses; exposed for tests.
 uint32_t crc32c(const std::string& data);
 
-}  // namespace tts::train
+}  // namespace tts::formats
