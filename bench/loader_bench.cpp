@@ -1,7 +1,9 @@
 // Loader throughput (mel frames per second delivered to the training step) on a generated store
 // with LJSpeech's length distribution, for several worker counts.
 //
-//   bench_loader [TRANSCRIPTS] [UTTERANCES] [--linear]
+//   bench_loader TRANSCRIPTS [UTTERANCES] [--linear]
+//   TRANSCRIPTS: LJSpeech-1.1's metadata.csv (ID|raw text|normalized text) or a file of ID|text
+//   lines, whose text lengths give the first UTTERANCES (default 1024) utterances' frames.
 //   Writes the store under TTS bench's temporary folder (/tmp/tts_loader_bench), then loads two
 //   epochs per setting with a training step that takes no time, so the figure is the loader's
 //   ceiling.
@@ -25,7 +27,7 @@ std::vector<int64_t> ljspeech_frames(const std::string& path, size_t count) {
   std::vector<int64_t> frames;
   std::string line;
   while (frames.size() < count && std::getline(in, line)) {
-    auto bar = line.find('|');
+    auto bar = line.rfind('|');  // the text is the last field: ID|text or ID|raw|normalized
     if (bar == std::string::npos) continue;
     double characters = static_cast<double>(line.size() - bar - 1);
     frames.push_back(std::max<int64_t>(1, static_cast<int64_t>(characters / 15.0 * 86.0 + 0.5)));
@@ -66,14 +68,23 @@ std::string make_store(const std::string& dir, const tts::config::Config& config
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string path =
-      argc > 1 ? argv[1]
-               : std::string(TTS_SOURCE_DIR) + "/../shared/data/ljspeech_train_transcripts.txt";
+  if (argc < 2) {
+    fmt::print(stderr,
+               "usage: bench_loader TRANSCRIPTS [UTTERANCES] [--linear]\n"
+               "  TRANSCRIPTS: LJSpeech-1.1's metadata.csv, or a file of ID|text lines "
+               "(tests/data/ljspeech_sample_transcripts.txt holds 300 of them)\n");
+    return 2;
+  }
+  std::string path = argv[1];
   size_t count = argc > 2 ? std::stoul(argv[2]) : 1024;
   bool linear = argc > 3 && std::string(argv[3]) == "--linear";
   tts::config::Config config;
   config.audio.linear = linear;
   std::vector<int64_t> frames = ljspeech_frames(path, count);
+  if (frames.empty()) {
+    fmt::print(stderr, "bench_loader: no ID|text lines in {}\n", path);
+    return 2;
+  }
   tts::Stopwatch write_watch;
   std::string dir = make_store("/tmp/tts_loader_bench", config, frames);
   fmt::print("store: {} utterances{} written in {:.1f} s\n", frames.size(),

@@ -2,9 +2,9 @@
 // on LJSpeech's length distribution: character counts of the training transcripts turned into
 // decoder frames at about 15 characters a second and 86 frames a second (22050 Hz, hop 256).
 //
-//   bench_sampler [TRANSCRIPTS] [EPOCHS]
-//   TRANSCRIPTS: ID|text lines (default: ../shared/data/ljspeech_train_transcripts.txt next to the
-//   source tree); EPOCHS: epochs averaged (default 5).
+//   bench_sampler TRANSCRIPTS [EPOCHS]
+//   TRANSCRIPTS: LJSpeech-1.1's metadata.csv (ID|raw text|normalized text) or a file of ID|text
+//   lines; the last field of a line is its text. EPOCHS: epochs averaged (default 5).
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -23,7 +23,7 @@ std::vector<int64_t> ljspeech_frames(const std::string& path) {
   std::vector<int64_t> frames;
   std::string line;
   while (std::getline(in, line)) {
-    auto bar = line.find('|');
+    auto bar = line.rfind('|');  // the text is the last field: ID|text or ID|raw|normalized
     if (bar == std::string::npos) continue;
     double characters = static_cast<double>(line.size() - bar - 1);
     frames.push_back(std::max<int64_t>(1, static_cast<int64_t>(characters / 15.0 * 86.0 + 0.5)));
@@ -63,11 +63,20 @@ Averages average(PlanFn plan_of, const std::vector<int64_t>& lengths, int r, int
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string path =
-      argc > 1 ? argv[1]
-               : std::string(TTS_SOURCE_DIR) + "/../shared/data/ljspeech_train_transcripts.txt";
+  if (argc < 2) {
+    fmt::print(stderr,
+               "usage: bench_sampler TRANSCRIPTS [EPOCHS]\n"
+               "  TRANSCRIPTS: LJSpeech-1.1's metadata.csv, or a file of ID|text lines "
+               "(tests/data/ljspeech_sample_transcripts.txt holds 300 of them)\n");
+    return 2;
+  }
+  std::string path = argv[1];
   int epochs = argc > 2 ? std::stoi(argv[2]) : 5;
   std::vector<int64_t> lengths = ljspeech_frames(path);
+  if (lengths.empty()) {
+    fmt::print(stderr, "bench_sampler: no ID|text lines in {}\n", path);
+    return 2;
+  }
   int64_t total = 0, longest = 0;
   for (int64_t l : lengths) {
     total += l;

@@ -5,7 +5,8 @@
 #   bench/step_pairs.sh --peer DIR [--python PY] [--tts BIN] [--small] [--batch B] [--text T]
 #                       [--frames F] [--steps N] [--threads N] [--pairs N] [--rss]
 #
-# --peer: a checkout of NVIDIA/tacotron2 outside this repository (docs/benchmarks.md says how).
+# --peer: a checkout of NVIDIA/tacotron2 outside this repository (measured: commit 185cd24;
+#   docs/benchmarks.md, "Training step", has the commands and figures).
 # --python: the Python whose torch NVIDIA's side runs on (default: Debian's /usr/bin/python3).
 # --small: embedding 128, RNNs 256, prenet 64, attention 64, postnet 128 on both sides.
 # --rss: also the peak resident memory of each side (/usr/bin/time -v).

@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# One prepared check for a GPU machine (../shared/device/README.md), run from the project's root
-# with `carry: [".devdeps"]` after `../shared/device/fetch-deps.sh` here. It builds against the
-# machine's own CUDA libtorch (PyTorch 2.11.0+cu130) and runs, each step logged to $OUT/NAME.log:
+# One prepared check for a GPU machine: a machine with an NVIDIA GPU, CUDA, cuDNN, NCCL, CMake,
+# Ninja and PyTorch 2.11.0+cu130, but without the other libraries tts-train builds with and
+# without a network. Those travel in .devdeps/ (ignored by git): .devdeps/debs/ holds their Debian
+# 12 packages (.deb files), which scripts/fetch_gpu_deps.sh downloads on a Debian machine with apt.
+# Copy the working tree with .devdeps/ to the GPU machine and run this script from the project's
+# root there, with OUT naming the folder for the logs (default gpu-check/). It builds with
+# scripts/gpu_build.sh (unpacks .devdeps/debs/ under /opt/deps, builds build-gpu/ against the
+# machine's own CUDA libtorch) and runs, each step logged to $OUT/NAME.log:
 #   tests           the whole suite (CUDA-only tests run instead of skipping)
 #   nccl_selftest   a real NCCL process group of one rank: all-reduce, all-gather, barrier
 #   train_nccl      1 GPU through a real NCCL group (--process-group), tiny config
@@ -37,7 +42,7 @@ step() {  # step NAME COMMAND...: runs COMMAND, logging to $out/NAME.log, and re
 }
 
 nvidia-smi >"$out/nvidia-smi.txt" 2>&1 || true
-if ! step build .devdeps/gpu-build.sh; then
+if ! step build scripts/gpu_build.sh; then
   printf '%s\n' "${summary[@]}"
   exit 1
 fi

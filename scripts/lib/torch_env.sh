@@ -7,7 +7,7 @@
 # TTS_TORCH sets the default. Sets: torch_flavor, default_build_dir, torch_venv, torch_pin, args
 # (the arguments that were not --torch). Reads $root, which the sourcing script sets.
 # shellcheck disable=SC2154,SC2034  # root comes from, and the variables set go to, that script
-torch_pin="2.11.0"  # the PyTorch of the GPU machines we are lent (2.11.0+cu130)
+torch_pin="2.11.0"  # the PyTorch of the GPU machine scripts/gpu_check.sh targets (2.11.0+cu130)
 torch_flavor="${TTS_TORCH:-debian}"
 args=()
 while [ $# -gt 0 ]; do

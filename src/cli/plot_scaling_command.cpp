@@ -1,5 +1,5 @@
 // tts-train plot-scaling --table scaling.tsv --out scaling.png: the picture of a scaling run
-// (scripts/bench_scaling.sh writes the table and calls this).
+// (bench/bench_scaling.sh writes the table and calls this).
 #include "tts/cli/command.h"
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
@@ -42,7 +42,7 @@ Runner setup_plot_scaling(CLI::App& app) {
 }  // namespace
 
 TTS_REGISTER_COMMAND("plot-scaling",
-                     "draw speedup, efficiency and phase times of scripts/bench_scaling.sh's table",
+                     "draw speedup, efficiency and phase times of bench/bench_scaling.sh's table",
                      95, setup_plot_scaling);
 
 }  // namespace tts::cli

@@ -294,7 +294,7 @@ std::vector<ScalingPoint> parse_scaling_table(const std::string& text, const std
     auto it = std::find(header.begin(), header.end(), needed[i]);
     TTS_CHECK(it != header.end(),
               "{}: line 1 has no column '{}'; expected tab-separated columns {} (as "
-              "scripts/bench_scaling.sh writes)",
+              "bench/bench_scaling.sh writes)",
               source, needed[i], fmt::join(needed, ", "));
     column[i] = static_cast<size_t>(it - header.begin());
   }

@@ -8,7 +8,7 @@
 # WORK/scaling.tsv, and WORK/scaling.png draws them: speedup and efficiency against the rank count
 # with the ideal lines, and the time of a step by phase at each rank count (tts-train plot-scaling).
 #
-#   scripts/bench_scaling.sh [--nproc "1 2"] [--steps 10] [--warmup 2] [--batch B]
+#   bench/bench_scaling.sh [--nproc "1 2"] [--steps 10] [--warmup 2] [--batch B]
 #                            [--threads 1] [--config configs/tiny.yaml] [--data FEATS]
 #                            [--clips 96] [--work DIR] [-- extra train arguments, e.g. --set ...]
 #

@@ -2,16 +2,16 @@
 # Convergence benchmark: how many steps and minutes until the validation diagonal score (Coqui's
 # alignment score, see include/tts/train/alignment_metrics.h) first exceeds 0.5 and 0.7.
 #
-#   scripts/bench_convergence.sh NAME STEPS [tts-train train options...]
+#   bench/bench_convergence.sh NAME STEPS [tts-train train options...]
 #
 # Makes (once) an espeak-ng corpus of up to COUNT (300) LJSpeech sentences of at most MAX_CHARS
 # (100) characters (135 of the 300 sample transcripts are that short) and its feature store under
 # BENCH_DIR (bench-convergence/, ignored by git), trains the config
 # CONFIG (configs/tiny.yaml) for STEPS steps with a validation every VAL (50) steps and the extra
 # options, then prints one Markdown table row. Examples (the rows of docs/benchmarks.md):
-#   scripts/bench_convergence.sh tiny-no-guided 2000 --set train.guided_attention_weight=0
-#   scripts/bench_convergence.sh tiny 2000            # tiny.yaml: guided attention, weight 50
-#   scripts/bench_convergence.sh tiny-r4-2 2000 --set train.guided_attention_weight=0 \
+#   bench/bench_convergence.sh tiny-no-guided 2000 --set train.guided_attention_weight=0
+#   bench/bench_convergence.sh tiny 2000            # tiny.yaml: guided attention, weight 50
+#   bench/bench_convergence.sh tiny-r4-2 2000 --set train.guided_attention_weight=0 \
 #     --set 'train.r_schedule=[[0, 4, 4], [1000, 2, 4]]'
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
