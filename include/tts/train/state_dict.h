@@ -48,8 +48,8 @@ struct StateDictOptions {
 
 struct StateDictMatch {
   std::vector<TensorMatch> matched;  // same name and shape, in the model's order
-  std::vector<std::string>
-      missing;  // partial only: the model's names of the tensors the file lacks
+  // Partial only: the model's names of the tensors the file lacks (they keep their values).
+  std::vector<std::string> missing;
 };
 
 // Pairs every tensor of `model` with the tensor of `stored` (the file's, by stored_name). Throws
