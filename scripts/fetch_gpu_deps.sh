@@ -10,10 +10,9 @@
 # this script downloads into .devdeps/debs/ as Debian 12 packages (.deb files, `apt-get download`:
 # nothing is installed here): yaml-cpp, spdlog, fmt, GoogleTest, CLI11, libsndfile with the codec
 # libraries it links, soxr, FFTW, zlib's headers and pkgconf, each as the development package and
-# its runtime library. Extra package names on the command line are added to the list; run again to
-# download everything afresh. Not in the list yet: Cairo, which the build needs from here like the
-# others (scripts/gpu_build.sh points pkg-config at the unpacked packages only): libcairo2-dev, the
-# -dev packages its cairo.pc requires and their runtime libraries.
+# its runtime library, and Cairo (the plots) with the -dev packages its cairo.pc requires and their
+# runtime libraries. Extra package names on the command line are added to the list; run again to
+# download everything afresh.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 debs="$root/.devdeps/debs"
@@ -30,6 +29,12 @@ packages=(
   libfftw3-dev libfftw3-single3 libfftw3-double3  # the CPU STFT
   zlib1g-dev                               # zlib (CMake's find_package(ZLIB))
   pkgconf pkgconf-bin libpkgconf3          # pkg-config, which finds sndfile, soxr, FFTW, Cairo
+  # Cairo (plots and PNG decoding) and what its cairo.pc requires, -dev and runtime
+  libcairo2-dev libcairo2 libglib2.0-dev libpcre2-dev libffi-dev libpixman-1-dev libpixman-1-0
+  libfontconfig-dev libfontconfig1 libexpat1-dev libfreetype-dev libfreetype6 libbrotli-dev
+  libbrotli1 libpng-dev libpng16-16 libx11-dev libx11-6 libxext-dev libxext6 libxrender-dev
+  libxrender1 libxcb1-dev libxcb1 libxcb-render0-dev libxcb-render0 libxcb-shm0-dev libxcb-shm0
+  libxau-dev libxau6 libxdmcp-dev libxdmcp6 x11proto-dev libbsd0 libmd0
 )
 packages+=("$@")
 

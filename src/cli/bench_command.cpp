@@ -17,6 +17,7 @@
 #include "tts/model/loss.h"
 #include "tts/model/precision.h"
 #include "tts/model/tacotron2.h"
+#include "tts/train/optimizer.h"
 
 namespace tts::cli {
 namespace {
@@ -90,11 +91,8 @@ int run_bench(const BenchArgs& args) {
   }
 
   const config::TrainOptions& train = config.train;
-  torch::optim::Adam optimizer(tacotron->parameters(),
-                               torch::optim::AdamOptions(train.learning_rate)
-                                   .betas({train.adam_beta1, train.adam_beta2})
-                                   .eps(train.adam_eps)
-                                   .weight_decay(train.weight_decay));
+  std::unique_ptr<torch::optim::Adam> optimizer =
+      train::make_adam(tacotron->parameters(), train::adam_settings(train));
 
   std::vector<double> step_s, forward_s, backward_s, optimizer_s;
   double loss = 0;
@@ -105,14 +103,14 @@ int run_bench(const BenchArgs& args) {
     torch::Tensor total = model::compute_loss(out, targets, text_lengths, train).total;
     synchronize(device);
     double t_forward = watch.seconds();
-    optimizer.zero_grad();
+    optimizer->zero_grad();
     total.backward();
     synchronize(device);
     double t_backward = watch.seconds();
     if (train.grad_clip_thresh > 0) {
       torch::nn::utils::clip_grad_norm_(tacotron->parameters(), train.grad_clip_thresh);
     }
-    optimizer.step();
+    optimizer->step();
     loss = total.item<double>();
     double t_step = watch.seconds();
     if (i == 0) continue;

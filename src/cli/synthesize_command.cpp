@@ -15,7 +15,7 @@
 #include "tts/model/tacotron2.h"
 #include "tts/text/text_processor.h"
 #include "tts/train/checkpoint.h"
-#include "tts/train/plot_tensors.h"
+#include "tts/train/render.h"
 
 namespace tts::cli {
 namespace fs = std::filesystem;
@@ -81,36 +81,22 @@ Runner setup_synthesize(CLI::App& app) {
       auto text_tensor = torch::tensor(ids, torch::kInt64).unsqueeze(0);
       auto lengths = torch::tensor({static_cast<int64_t>(ids.size())}, torch::kInt64);
       model::TacotronOutput out = model->infer(text_tensor, lengths);
-      int64_t frames = out.mel_lengths[0].item<int64_t>();
-      auto mel = out.mel_postnet[0].slice(0, 0, frames).contiguous();
+      train::GeneratedUtterance generated = train::generated_utterance(out, 0);
+      const int64_t frames = generated.frames;
       std::string stem = to_directory ? (fs::path(args->out) / std::to_string(i + 1)).string()
                                       : fs::path(args->out).replace_extension("").string();
-      write_tensor_npy(stem + ".mel.npy", mel);
-      std::vector<float> samples;
-      if (out.linear.defined()) {
-        auto linear = out.linear[0].slice(0, 0, frames).contiguous();
-        write_tensor_npy(stem + ".linear.npy", linear);
-        samples = processor.linear_to_wav(linear);
-      } else {
-        samples = processor.mel_to_wav(mel);
-      }
+      write_tensor_npy(stem + ".mel.npy", generated.mel);
+      if (generated.linear.defined()) write_tensor_npy(stem + ".linear.npy", generated.linear);
+      train::RenderedAudio rendered = train::render_audio(generated, processor);
+      if (rendered.padded()) log->warn("sentence {} {}", i + 1, rendered.padding_note());
+      const std::vector<float>& samples = rendered.samples;
       audio::write_wav(stem + ".wav", samples, config.audio.sample_rate);
       if (args->plot) {
-        std::string what = fmt::format("sentence {}", i + 1);
-        write_file_atomic(stem + ".alignment.png",
-                          train::utterance_alignment_plot(out.alignments[0], checkpoint.state.step,
-                                                          what, "synthesized")
-                              .png);
-        train::MelPlotInput plot;
-        plot.step = checkpoint.state.step;
-        plot.utterance = what;
-        plot.seconds_per_frame =
-            static_cast<double>(config.audio.hop_length) / config.audio.sample_rate;
-        plot.stop_threshold = config.model.gate_threshold;
-        plot.panels.push_back(train::mel_panel("synthesized (postnet)", mel));
-        plot.stop.push_back(train::stop_curve("stop-token probability",
-                                              torch::sigmoid(out.gate[0].slice(0, 0, frames))));
-        write_file_atomic(stem + ".mel.png", train::mel_plot(plot).png);
+        train::UtterancePlots plots = train::utterance_plots(
+            generated, checkpoint.state.step, fmt::format("sentence {}", i + 1), config.audio,
+            config.model.gate_threshold);
+        write_file_atomic(stem + ".alignment.png", plots.alignment.png);
+        write_file_atomic(stem + ".mel.png", plots.mel.png);
       }
       bool stopped = frames < config.model.max_decoder_steps * out.r;
       log->info("{}.wav: {:.2f} s, {} frames{} - \"{}\"", stem,

@@ -46,12 +46,6 @@ class LocalCommunicator : public Communicator {
   torch::Device device_;
 };
 
-std::string join_ranks(const std::vector<int>& ranks) {
-  std::string out;
-  for (size_t i = 0; i < ranks.size(); ++i) out += (i ? ", " : "") + std::to_string(ranks[i]);
-  return out;
-}
-
 // Liveness of the ranks, kept in the TCPStore: each rank's background thread bumps
 // "tts/heartbeat/<rank>" every interval and publishes how many collectives it has started. When a
 // collective fails, the ranks whose heartbeat stopped are the lost ones; when none stopped (a

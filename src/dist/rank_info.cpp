@@ -171,4 +171,10 @@ std::string RankInfo::describe() const {
   return fmt::format("rank {}/{} (local {}/{})", rank, world_size, local_rank, local_world_size);
 }
 
+std::string join_ranks(const std::vector<int>& ranks) {
+  std::string out;
+  for (size_t i = 0; i < ranks.size(); ++i) out += (i ? ", " : "") + std::to_string(ranks[i]);
+  return out;
+}
+
 }  // namespace tts::dist

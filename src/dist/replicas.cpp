@@ -8,6 +8,7 @@
 
 #include "tts/core/error.h"
 #include "tts/core/logging.h"
+#include "tts/dist/rank_info.h"
 
 namespace tts::dist {
 namespace {
@@ -69,14 +70,12 @@ void check_replicas(torch::nn::Module& module, Communicator& comm, int64_t step)
       }
     }
     if (!differing.empty()) {
-      std::string ranks;
-      for (int r : differing) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
       throw Error(fmt::format(
           "dist: replicas drifted at step {}: parameter '{}' differs between rank 0 (sum {:.9g}) "
           "and rank(s) {} (rank {}: sum {:.9g}). All ranks must apply identical updates: check "
           "that every gradient goes through the reducer and that no rank-local state (e.g. "
           "different configs or random seeds in the optimizer) is involved",
-          step, state[i].first, all[2 * i], ranks, differing[0],
+          step, state[i].first, all[2 * i], join_ranks(differing), differing[0],
           all[differing[0] * per_rank + 2 * i]));
     }
   }
@@ -95,13 +94,11 @@ void check_same_config(const std::string& fingerprint, Communicator& comm) {
     if (all[2 * r] != all[0] || all[2 * r + 1] != all[1]) differing.push_back(r);
   }
   if (!differing.empty()) {
-    std::string ranks;
-    for (int r : differing) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
     throw UsageError(fmt::format(
         "dist: the resolved config of rank(s) {} differs from rank 0's. Every rank must run the "
         "same config file with the same --set overrides (compare `tts-train config ...` on each "
         "node)",
-        ranks));
+        join_ranks(differing)));
   }
 }
 

@@ -13,6 +13,7 @@
 #include "tts/core/fs.h"
 #include "tts/core/logging.h"
 #include "tts/formats/torch_file.h"
+#include "tts/train/state_dict.h"
 
 namespace tts::train {
 using formats::PickleValue;
@@ -200,38 +201,16 @@ Checkpoint capture(torch::nn::Module& model, torch::optim::Optimizer* optimizer,
 
 void restore_model(const Checkpoint& checkpoint, torch::nn::Module& model,
                    const std::string& source) {
-  std::map<std::string, torch::Tensor> stored(checkpoint.tensors.begin(), checkpoint.tensors.end());
-  std::vector<std::string> missing;
-  std::vector<std::string> mismatched;
-  torch::NoGradGuard no_grad;
-  auto copy = [&](const std::string& name, torch::Tensor& target) {
-    auto it = stored.find(name);
-    if (it == stored.end()) {
-      missing.push_back(name);
-      return;
-    }
-    if (it->second.sizes() != target.sizes()) {
-      mismatched.push_back(fmt::format("{} (checkpoint {}, model {})", name,
-                                       fmt::join(it->second.sizes(), "x"),
-                                       fmt::join(target.sizes(), "x")));
-    } else {
-      target.copy_(it->second);
-    }
-    stored.erase(it);
+  StateDictOptions options;
+  options.file = fmt::format("checkpoint '{}'", source);
+  options.fix = [&](const std::vector<TensorMatch>&) {
+    return fmt::format(
+        "use the config the checkpoint was trained with (it is stored in the checkpoint: "
+        "tts-train inspect {})",
+        source);
   };
-  for (auto& item : model.named_parameters()) copy(item.key(), item.value());
-  for (auto& item : model.named_buffers()) copy(item.key(), item.value());
-  std::vector<std::string> unexpected;
-  for (const auto& [name, tensor] : stored) unexpected.push_back(name);
-  if (!missing.empty() || !mismatched.empty() || !unexpected.empty()) {
-    throw Error(fmt::format(
-        "{}: the checkpoint does not fit the model built from the config (missing: {}; shape "
-        "differs: {}; not in the model: {}); use the config the checkpoint was trained with "
-        "(it is stored in the checkpoint: tts-train inspect {})",
-        source, missing.empty() ? "none" : fmt::format("{}", fmt::join(missing, ", ")),
-        mismatched.empty() ? "none" : fmt::format("{}", fmt::join(mismatched, ", ")),
-        unexpected.empty() ? "none" : fmt::format("{}", fmt::join(unexpected, ", ")), source));
-  }
+  std::map<std::string, torch::Tensor> stored(checkpoint.tensors.begin(), checkpoint.tensors.end());
+  copy_matched(match_state_dict(model_tensors(model), stored, options).matched);
 }
 
 void restore_optimizer(const Checkpoint& checkpoint, torch::optim::Optimizer& optimizer) {

@@ -11,6 +11,7 @@
 #include "tts/model/tacotron2.h"
 #include "tts/text/symbols.h"
 #include "tts/train/nvidia.h"
+#include "tts/train/state_dict.h"
 
 namespace tts::train {
 using formats::PickleValue;
@@ -97,10 +98,6 @@ int64_t layer_count(const std::vector<std::string>& names, const std::string& pr
   return count;
 }
 
-std::string join_or_none(const std::vector<std::string>& items) {
-  return items.empty() ? std::string("none") : fmt::format("{}", fmt::join(items, ", "));
-}
-
 // The state dict inside what NVIDIA's train.py (or torch.save(model.state_dict())) wrote.
 std::map<std::string, torch::Tensor> nvidia_state_dict(const PickleValue& root,
                                                        const std::string& path) {
@@ -182,33 +179,8 @@ Checkpoint import_nvidia(const std::string& path, const config::Config& config) 
 
   model::Tacotron2 model(config.model, text::symbol_count(config.text.symbol_set),
                          config.audio.n_mels, 0);
-  Checkpoint checkpoint;
-  std::vector<std::string> missing, mismatched, hints;
-  auto take = [&](const std::string& ours, const torch::Tensor& target, bool parameter) {
-    std::string theirs = nvidia_name(ours);
-    auto it = file.find(theirs);
-    if (it == file.end()) {
-      missing.push_back(theirs);
-      return;
-    }
-    if (it->second.sizes() != target.sizes()) {
-      mismatched.push_back(fmt::format("{} (checkpoint {}, config {})", theirs,
-                                       fmt::join(it->second.sizes(), "x"),
-                                       fmt::join(target.sizes(), "x")));
-      std::string hint = shape_hint(ours, theirs, target, it->second);
-      if (!hint.empty() && std::find(hints.begin(), hints.end(), hint) == hints.end()) {
-        hints.push_back(hint);
-      }
-    } else {
-      checkpoint.tensors.emplace_back(ours, it->second.to(target.dtype()).contiguous());
-      if (parameter) checkpoint.parameter_names.push_back(ours);
-    }
-    file.erase(it);
-  };
-  for (const auto& item : model->named_parameters()) take(item.key(), item.value(), true);
-  for (const auto& item : model->named_buffers()) take(item.key(), item.value(), false);
-  std::vector<std::string> unexpected;
-  for (const auto& [name, tensor] : file) unexpected.push_back(name);
+  // Layer counts that differ show as missing or unexpected names; say which key they need.
+  std::vector<std::string> layer_hints;
   for (auto [prefix, key, configured] :
        {std::tuple<std::string, std::string, int>{"encoder.convolutions.",
                                                   "model.encoder_n_convolutions",
@@ -217,18 +189,31 @@ Checkpoint import_nvidia(const std::string& path, const config::Config& config) 
          config.model.postnet_n_convolutions}}) {
     int64_t found = layer_count(file_names, prefix);
     if (found > 0 && found != configured) {
-      hints.push_back(fmt::format("{} is {} but the checkpoint has {} such layers: use {}", key,
-                                  configured, found, found));
+      layer_hints.push_back(fmt::format("{} is {} but the checkpoint has {} such layers: use {}",
+                                        key, configured, found, found));
     }
   }
-  if (!missing.empty() || !mismatched.empty() || !unexpected.empty()) {
-    throw Error(fmt::format(
-        "'{}' does not fit the model of the config (missing: {}; shape differs: {}; not in the "
-        "model: {}){}",
-        path, join_or_none(missing), join_or_none(mismatched), join_or_none(unexpected),
-        hints.empty()
-            ? std::string("; is it NVIDIA/tacotron2's Tacotron-2 (names as its model.py)?")
-            : fmt::format(". Fix the config: {}", fmt::join(hints, "; "))));
+  StateDictOptions options;
+  options.file = fmt::format("NVIDIA/tacotron2 file '{}'", path);
+  options.fix = [&](const std::vector<TensorMatch>& mismatched) {
+    std::vector<std::string> hints;
+    for (const TensorMatch& m : mismatched) {
+      std::string hint = shape_hint(m.target.name, m.target.stored_name, m.target.tensor, m.stored);
+      if (!hint.empty() && std::find(hints.begin(), hints.end(), hint) == hints.end()) {
+        hints.push_back(hint);
+      }
+    }
+    hints.insert(hints.end(), layer_hints.begin(), layer_hints.end());
+    return hints.empty()
+               ? std::string("is it NVIDIA/tacotron2's Tacotron-2 (names as its model.py)?")
+               : fmt::format("fix the config: {}", fmt::join(hints, "; "));
+  };
+  Checkpoint checkpoint;
+  for (const TensorMatch& m :
+       match_state_dict(model_tensors(*model, nvidia_name), file, options).matched) {
+    checkpoint.tensors.emplace_back(m.target.name,
+                                    m.stored.to(m.target.tensor.dtype()).contiguous());
+    if (m.target.parameter) checkpoint.parameter_names.push_back(m.target.name);
   }
   checkpoint.config_yaml = config::dump_config(config);
   if (const PickleValue* iteration = root.find("iteration");

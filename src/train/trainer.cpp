@@ -25,6 +25,7 @@
 #include "tts/train/forward.h"
 #include "tts/train/lr_schedule.h"
 #include "tts/train/metrics.h"
+#include "tts/train/optimizer.h"
 #include "tts/train/r_schedule.h"
 #include "tts/train/reporting.h"
 #include "tts/train/validation.h"
@@ -106,11 +107,7 @@ Run::Run(const config::Config& config, const TrainArgs& args, dist::Communicator
   model::check_precision(config.train, device_);
   model_ = model::build_model(config, text_.num_symbols(), phase_at(config, 0).r);
   model_->to(device_);
-  optimizer_ = std::make_unique<torch::optim::Adam>(
-      model_->parameters(), torch::optim::AdamOptions(config.train.learning_rate)
-                                .betas({config.train.adam_beta1, config.train.adam_beta2})
-                                .eps(config.train.adam_eps)
-                                .weight_decay(config.train.weight_decay));
+  optimizer_ = make_adam(model_->parameters(), adam_settings(config.train));
 
   if (!args.init_from.empty()) {
     std::string summary = warm_start(*model_, args.init_from, args.init_skip);

@@ -18,6 +18,7 @@
 #include "tts/train/alignment_metrics.h"
 #include "tts/train/forward.h"
 #include "tts/train/plot_tensors.h"
+#include "tts/train/render.h"
 #include "tts/train/reporting.h"
 
 namespace tts::train {
@@ -31,16 +32,6 @@ double value_of(const MetricRecord& record, const std::string& name) {
 }
 
 }  // namespace
-
-torch::Tensor padded_for_vocoder(const torch::Tensor& frames, const config::AudioOptions& audio) {
-  TTS_CHECK(frames.dim() == 2 && frames.size(0) > 0,
-            "the generated spectrogram is empty (0 frames): nothing to render");
-  // Griffin-Lim's STFT needs n_fft samples: (frames - 1) * hop >= n_fft.
-  const int64_t needed = (audio.n_fft + audio.hop_length - 1) / audio.hop_length + 1;
-  if (frames.size(0) >= needed) return frames;
-  auto pad = frames.min().expand({needed - frames.size(0), frames.size(1)});
-  return torch::cat({frames, pad}, 0);
-}
 
 Validator::Validator(const config::Config& config, torch::Device device, dist::Communicator& comm,
                      std::string run_dir)
@@ -170,10 +161,9 @@ void Validator::write_artifacts(const ValidationResult& result, MetricSink& metr
   });
 
   const model::TacotronOutput& inferred = result.inferred;
-  const int64_t frames =
-      inferred.mel_lengths.defined() ? inferred.mel_lengths[0].item<int64_t>() : 0;
-  torch::Tensor mel;  // the free-running mel, [frames, n_mels]
-  if (frames > 0) mel = inferred.mel_postnet[0].slice(0, 0, frames).to(torch::kCPU, torch::kFloat);
+  GeneratedUtterance free_running;  // the first utterance's
+  if (inferred.mel_lengths.defined()) free_running = generated_utterance(inferred, 0);
+  const int64_t frames = free_running.frames;
   if (inferred.mel_lengths.defined() && frames == 0) {
     log::get("train")->warn("step {}: the free-running sample has no frames; no audio", step);
   }
@@ -189,14 +179,13 @@ void Validator::write_artifacts(const ValidationResult& result, MetricSink& metr
     input.panels.push_back(
         mel_panel("teacher-forced prediction (postnet)",
                   result.first_output.mel_postnet[0].slice(0, 0, target_frames)));
-    if (frames > 0) input.panels.push_back(mel_panel("free-running prediction (postnet)", mel));
+    if (frames > 0) {
+      input.panels.push_back(mel_panel("free-running prediction (postnet)", free_running.mel));
+    }
     input.stop.push_back(stop_curve("target", first.stop[0].slice(0, 0, target_frames), true));
     input.stop.push_back(stop_curve(
         "teacher-forced", torch::sigmoid(result.first_output.gate[0].slice(0, 0, target_frames))));
-    if (frames > 0) {
-      input.stop.push_back(
-          stop_curve("free-running", torch::sigmoid(inferred.gate[0].slice(0, 0, frames))));
-    }
+    if (frames > 0) input.stop.push_back(stop_curve("free-running", free_running.stop));
     mel_png = mel_plot(input).png;
     if (config_.logging.plots) write_file_atomic(prefix + "_mel.png", mel_png);
   });
@@ -207,21 +196,15 @@ void Validator::write_artifacts(const ValidationResult& result, MetricSink& metr
   if (frames > 0 && config_.logging.samples) {
     side_work("the validation audio sample", step, [&] {
       audio::AudioProcessor processor(config_.audio);
-      bool linear = inferred.linear.defined();
-      auto spectrum =
-          linear ? inferred.linear[0].slice(0, 0, frames).to(torch::kCPU, torch::kFloat) : mel;
-      auto padded = padded_for_vocoder(spectrum, config_.audio);
-      if (padded.size(0) > frames) {
-        log::get("train")->warn(
-            "step {}: the free-running sample stopped after {} frame(s); padded to {} frames "
-            "for Griffin-Lim",
-            step, frames, padded.size(0));
+      RenderedAudio rendered = render_audio(free_running, processor);
+      if (rendered.padded()) {
+        log::get("train")->warn("step {}: the free-running sample {}", step,
+                                rendered.padding_note());
       }
-      auto samples = linear ? processor.linear_to_wav(padded) : processor.mel_to_wav(padded);
       std::string path = fmt::format("{}/samples/step_{}.wav", run_dir_, step);
-      audio::write_wav(path, samples, config_.audio.sample_rate);
+      audio::write_wav(path, rendered.samples, config_.audio.sample_rate);
       wav_path = path;
-      wav_samples = static_cast<int64_t>(samples.size());
+      wav_samples = static_cast<int64_t>(rendered.samples.size());
     });
   }
   metrics.with_events(

@@ -144,6 +144,10 @@ TEST(TrainInitFrom, WarmStartsFromNvidiasFileSkippingTheNamedTensors) {
   EXPECT_NE(result.output.find("decoder.decoder_rnn.weight_hh (checkpoint 256x64, model 128x32"),
             std::string::npos)
       << result.output;
+  size_t skip = result.output.find("leave those tensors initialized: --init-skip ");
+  ASSERT_NE(skip, std::string::npos) << result.output;
+  EXPECT_NE(result.output.find(" decoder.decoder_rnn.weight_hh", skip), std::string::npos)
+      << result.output;
 }
 
 TEST(GtaCommand, WritesNvidiasPostnetMelsResumably) {

@@ -1,4 +1,5 @@
-// RankInfo::from_env: torchrun variables, the SLURM fallback, and errors naming the variable.
+// RankInfo::from_env: torchrun variables, the SLURM fallback, and errors naming the variable;
+// join_ranks, the rank lists of dist's messages.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -143,6 +144,13 @@ TEST(SlurmTasksPerNode, ExpandsRepeatsInNodeOrder) {
   EXPECT_EQ(parse_slurm_tasks_per_node("2(x3),1", "V"), (std::vector<int>{2, 2, 2, 1}));
   EXPECT_EQ(parse_slurm_tasks_per_node("1,3(x2),2", "V"), (std::vector<int>{1, 3, 3, 2}));
   EXPECT_EQ(parse_slurm_tasks_per_node("16(x1)", "V"), (std::vector<int>{16}));
+}
+
+// What dist's errors print: "lost ranks 1, 3", "the resolved config of rank(s) 2 differs".
+TEST(JoinRanks, ListsRanksCommaSeparatedInTheGivenOrder) {
+  EXPECT_EQ(join_ranks({}), "");
+  EXPECT_EQ(join_ranks({2}), "2");
+  EXPECT_EQ(join_ranks({1, 3, 10}), "1, 3, 10");
 }
 
 TEST(SlurmTasksPerNode, MalformedValuesNameTheVariableAndThePosition) {

@@ -116,14 +116,22 @@ TEST(Checkpoint, AModelOfAnotherShapeIsRefusedWithTheNames) {
   Net small(4);
   save_checkpoint(dir, capture(*small, nullptr, TrainingState{}, ""), 1);
   Net big(8);
+  torch::Tensor before = big->second->bias.clone();
   try {
     restore_model(load_checkpoint(dir), *big, dir);
     FAIL() << "a mismatched checkpoint loaded";
   } catch (const tts::Error& e) {
     std::string message = e.what();
+    EXPECT_NE(message.find("checkpoint '" + dir + "' does not fit the model of the config"),
+              std::string::npos)
+        << message;
     EXPECT_NE(message.find("first.weight (checkpoint 4x4, model 8x4)"), std::string::npos)
         << message;
+    EXPECT_NE(message.find("use the config the checkpoint was trained with"), std::string::npos)
+        << message;
   }
+  // second.bias fits, but a model is restored whole or not at all.
+  EXPECT_TRUE(torch::equal(big->second->bias, before));
   EXPECT_THROW(load_newest_checkpoint(tts::test::fresh_dir("ckpt_empty")), tts::Error);
 }
 

@@ -36,4 +36,7 @@ struct RankInfo {
 // {2, 2, 2, 1}. Throws UsageError naming `variable` when `value` is not of that form.
 std::vector<int> parse_slurm_tasks_per_node(const std::string& value, const std::string& variable);
 
+// "1, 3": ranks as the errors and logs of dist/ list them.
+std::string join_ranks(const std::vector<int>& ranks);
+
 }  // namespace tts::dist

@@ -67,7 +67,8 @@ Checkpoint capture(torch::nn::Module& model, torch::optim::Optimizer* optimizer,
                    const TrainingState& state, const std::string& config_yaml);
 
 // Copies the checkpoint's tensors into `model` (on the model's device). Throws tts::Error listing
-// missing, unexpected and mis-shaped tensors with the checkpoint path.
+// missing, unexpected and mis-shaped tensors with the checkpoint path (match_state_dict), and
+// then copies none.
 void restore_model(const Checkpoint& checkpoint, torch::nn::Module& model,
                    const std::string& source);
 // Loads the optimizer's state onto the device of the optimizer's parameters, whatever device it

@@ -91,7 +91,7 @@ struct ScalingPoint {
 // Regions: "speedup", "efficiency", "phases". Throws tts::Error without points.
 Plot scaling_plot(const std::vector<ScalingPoint>& points, const std::string& title);
 
-// The points of a tab-separated table with a header row (scripts/bench_scaling.sh's
+// The points of a tab-separated table with a header row (bench/bench_scaling.sh's
 // scaling.tsv): columns ranks, mel_frames_per_s, step_s, data_wait_s, forward_s, backward_s,
 // comm_exposed_s, optimizer_s, in any order, others ignored. Throws tts::Error naming `source`,
 // the line and the column of what is missing or not a number.

@@ -69,9 +69,4 @@ class Validator {
   std::string run_dir_;
 };
 
-// A generated mel [frames, n_mels] long enough for Griffin-Lim (one STFT frame of signal): a
-// shorter one (the stop token fired almost at once) is padded with its quietest value. Throws
-// tts::Error for an empty one.
-torch::Tensor padded_for_vocoder(const torch::Tensor& frames, const config::AudioOptions& audio);
-
 }  // namespace tts::train

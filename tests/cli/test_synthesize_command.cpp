@@ -1,0 +1,74 @@
+// tts-train synthesize through the real CLI on checkpoints made here. A model whose stop token
+// fires at its first decoder step (as an untrained one's may: validation's one-step run in
+// tests/train/test_side_work_runs.cpp) gives too few frames for Griffin-Lim's STFT; synthesize
+// pads them, as validation's sample does, and writes a WAV.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "cli_test_util.h"
+#include "tts/audio/audio_io.h"
+#include "tts/config/config.h"
+#include "tts/model/tacotron2.h"
+#include "tts/text/text_processor.h"
+#include "tts/train/checkpoint.h"
+
+namespace fs = std::filesystem;
+using tts::test::run_cli;
+
+namespace {
+
+const std::string kTiny = std::string(TTS_SOURCE_DIR) + "/configs/tiny.yaml";
+
+// A run directory under `dir` whose checkpoint is an untrained tiny model with its stop-token
+// bias at +50: every utterance stops at the first decoder step, r = 2 frames or fewer.
+std::string stop_at_once_checkpoint(const std::string& dir, const tts::config::Config& config) {
+  int64_t n_linear = config.model.predict_linear ? config.audio.n_linear() : 0;
+  tts::model::Tacotron2 model(config.model, tts::text::TextProcessor(config.text).num_symbols(),
+                              config.audio.n_mels, n_linear, config.train.max_scheduled_r());
+  auto parameters = model->named_parameters();
+  torch::Tensor* gate_bias = parameters.find("decoder.gate_layer.bias");
+  EXPECT_NE(gate_bias, nullptr) << "the stop-token layer was renamed";
+  if (gate_bias == nullptr) return "";
+  torch::NoGradGuard no_grad;
+  gate_bias->fill_(50.0);
+  tts::train::save_checkpoint(
+      dir + "/checkpoints",
+      tts::train::capture(*model, nullptr, {}, tts::config::dump_config(config)), 1);
+  return dir + "/checkpoints/latest";
+}
+
+}  // namespace
+
+TEST(SynthesizeCommand, AnUtteranceThatStopsAtOncePadsTheSpectrumAndWritesAValidWav) {
+  for (bool linear_head : {false, true}) {
+    SCOPED_TRACE(linear_head ? "linear head" : "mel only");
+    std::string dir =
+        tts::test::fresh_dir(linear_head ? "synthesize_stop_linear" : "synthesize_stop_mel");
+    tts::config::Config config = tts::config::load_config(
+        kTiny, {std::string("model.predict_linear=") + (linear_head ? "true" : "false")});
+    std::string checkpoint = stop_at_once_checkpoint(dir, config);
+    ASSERT_FALSE(checkpoint.empty());
+
+    tts::test::CliResult result = run_cli("synthesize --checkpoint " + checkpoint +
+                                              " --text \"Printing, in the only sense.\" --plot "
+                                              "--out " +
+                                              dir + "/a.wav",
+                                          true);
+    ASSERT_EQ(result.exit_code, 0) << result.output;
+    // tiny.yaml: n_fft 1024, hop 256, so Griffin-Lim needs 5 frames.
+    EXPECT_NE(result.output.find("sentence 1 stopped after "), std::string::npos) << result.output;
+    EXPECT_NE(result.output.find("padded to 5 frames for Griffin-Lim"), std::string::npos)
+        << result.output;
+
+    std::vector<float> samples = tts::audio::read_audio(dir + "/a.wav", config.audio);
+    EXPECT_GE(samples.size(), static_cast<size_t>(config.audio.n_fft));
+    for (float sample : samples) ASSERT_TRUE(std::isfinite(sample));
+    for (const char* file : {"a.mel.npy", "a.alignment.png", "a.mel.png"}) {
+      EXPECT_TRUE(fs::exists(dir + "/" + file)) << file;
+    }
+    EXPECT_EQ(fs::exists(dir + "/a.linear.npy"), linear_head);
+  }
+}
