@@ -105,6 +105,11 @@ TacotronOutput Tacotron2Impl::infer(const torch::Tensor& text, const torch::Tens
 }
 
 torch::Tensor decoder_steps(const torch::Tensor& frames, int64_t r) {
+  // r 0 is a TacotronOutput the model did not make.
+  TTS_CHECK(r >= 1,
+            "decoder steps of r = {} frames each: r must be at least 1 (a TacotronOutput built "
+            "by hand? copy the model's and replace its tensors, so that it keeps its r)",
+            r);
   return torch::div(frames.to(torch::kInt64) + (r - 1), r, "floor");
 }
 

@@ -248,10 +248,13 @@ TEST(Tacotron2, PaddingChangesNothingForTheOtherItems) {
     auto first_two = [&](const torch::Tensor& t, int64_t length) {
       return t.narrow(0, 0, 2).narrow(1, 0, length);
     };
-    TacotronOutput b2{
-        first_two(b.mel, frames),    first_two(b.mel_postnet, frames),
-        first_two(b.gate, frames),   first_two(b.alignments, frames / r).narrow(2, 0, 6),
-        first_two(b.linear, frames), small.mel_lengths};
+    TacotronOutput b2 = b;  // r and every other field as the model gave them
+    b2.mel = first_two(b.mel, frames);
+    b2.mel_postnet = first_two(b.mel_postnet, frames);
+    b2.gate = first_two(b.gate, frames);
+    b2.alignments = first_two(b.alignments, frames / r).narrow(2, 0, 6);
+    b2.linear = first_two(b.linear, frames);
+    b2.mel_lengths = small.mel_lengths;
     EXPECT_TRUE(torch::allclose(a.mel_postnet, b2.mel_postnet, 1e-5, 1e-5)) << "r=" << r;
     EXPECT_TRUE(torch::allclose(a.linear, b2.linear, 1e-5, 1e-5)) << "r=" << r;
     EXPECT_TRUE(torch::allclose(a.alignments, b2.alignments, 1e-5, 1e-6)) << "r=" << r;
@@ -264,9 +267,13 @@ TEST(Tacotron2, PaddingChangesNothingForTheOtherItems) {
 
 TEST(Loss, PaddedFramesOfOutputsAndTargetsCountForNothing) {
   Batch b = make_batch({5, 3}, {8, 5}, 1, 2);
-  TacotronOutput out{torch::randn_like(b.mel),    torch::randn_like(b.mel),
-                     torch::randn({2, 8}),        torch::softmax(torch::randn({2, 8, 5}), 2),
-                     torch::randn_like(b.linear), b.mel_lengths};
+  TacotronOutput out{torch::randn_like(b.mel),
+                     torch::randn_like(b.mel),
+                     torch::randn({2, 8}),
+                     torch::softmax(torch::randn({2, 8, 5}), 2),
+                     torch::randn_like(b.linear),
+                     b.mel_lengths,
+                     /*r=*/1};
   tts::config::TrainOptions train;
   train.guided_attention_weight = 2.0;
   auto before = tts::model::compute_loss(out, targets_of(b), b.text_lengths, train);
@@ -293,7 +300,7 @@ TEST(Loss, MatchesHandComputedValues) {
   torch::Tensor lengths = torch::tensor({2}, torch::kInt64);
   torch::Tensor gate = torch::tensor({{0.0f, 0.0f, 5.0f}});
   torch::Tensor stop = torch::tensor({{0.0f, 1.0f, 1.0f}});
-  TacotronOutput out{prediction, prediction, gate, torch::full({1, 3, 2}, 0.5f), {}, lengths};
+  TacotronOutput out{prediction, prediction, gate, torch::full({1, 3, 2}, 0.5f), {}, lengths, 1};
   tts::config::TrainOptions train;
   train.stop_pos_weight = 3.0;
   auto mse = tts::model::compute_loss(out, {target, lengths, stop, {}}, torch::tensor({2}), train);
@@ -318,7 +325,7 @@ TEST(Loss, PaddedBatchNormalizationIsNvidiasMeanOverThePaddedBatch) {
   torch::Tensor postnet = torch::randn({2, 4, 2});
   torch::Tensor gate = torch::randn({2, 4});
   torch::Tensor stop = torch::tensor({{0.0f, 1.0f, 1.0f, 1.0f}, {0.0f, 0.0f, 0.0f, 1.0f}});
-  TacotronOutput out{mel, postnet, gate, torch::full({2, 4, 3}, 1.0f / 3), {}, lengths};
+  TacotronOutput out{mel, postnet, gate, torch::full({2, 4, 3}, 1.0f / 3), {}, lengths, 1};
   tts::config::TrainOptions train;
   train.loss_normalization = "padded_batch";
   auto ours =

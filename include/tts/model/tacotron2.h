@@ -25,14 +25,15 @@ struct TacotronOutput {
   torch::Tensor alignments;   // [B, T_mel / r, T_text]
   torch::Tensor linear;       // [B, T_mel, n_linear] when predict_linear, else undefined
   torch::Tensor mel_lengths;  // [B] int64 (inference: frames generated; training: the input's)
-  int64_t r = 1;              // mel frames per decoder step it was produced with
+  int64_t r = 0;              // mel frames per decoder step it was produced with (set by the model)
 
   // [B] int64: the decoder steps that produced each utterance's frames (its alignment's rows).
   torch::Tensor decoder_lengths() const;
 };
 
 // Decoder steps that cover `frames` ([B] integer) mel frames: ceil(frames / r), the tensor form of
-// tts::decoder_steps (core/frames.h).
+// tts::decoder_steps (core/frames.h). Throws tts::Error for r < 1 (an output not made by the
+// model).
 torch::Tensor decoder_steps(const torch::Tensor& frames, int64_t r);
 
 class Tacotron2Impl : public torch::nn::Module {
