@@ -150,7 +150,7 @@ int main(int argc, char** argv) {
       info.master_port = port;
       tts::config::DistributedOptions options;
       options.timeout_s = 600;
-      auto comm = make_communicator(info, options, "gloo");
+      auto comm = make_communicator(info, options, tts::config::Backend::kGloo);
       bench_collectives(*comm, steps);
       bench_overlap(*comm, steps, batch);
       std::fflush(stdout);

@@ -59,16 +59,16 @@ struct SndfileCloser {
 using SndfilePtr = std::unique_ptr<SNDFILE, SndfileCloser>;
 
 std::vector<float> to_mono(const std::vector<float>& interleaved, int64_t frames, int channels,
-                           const std::string& mode, const std::string& path) {
+                           config::Channels mode, const std::string& path) {
   if (channels == 1) return interleaved;
-  TTS_CHECK(mode != "error",
+  TTS_CHECK(mode != config::Channels::kError,
             "{}: expected mono audio, found {} channels (audio.channels = error); convert the file "
             "or set audio.channels to mix or first",
             path, channels);
   std::vector<float> mono(frames);
   for (int64_t i = 0; i < frames; ++i) {
     const float* frame = interleaved.data() + i * channels;
-    if (mode == "first") {
+    if (mode == config::Channels::kFirst) {
       mono[i] = frame[0];
     } else {
       double sum = 0;

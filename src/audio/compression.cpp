@@ -12,7 +12,7 @@ namespace tts::audio {
 
 Compression::Compression(const config::AudioOptions& options) : options_(options) {
   options_.validate();
-  if (options_.compression == "log") {
+  if (options_.compression == config::Compression::kLog) {
     floor_ = static_cast<float>(options_.log_floor);
     return;
   }
@@ -56,7 +56,8 @@ torch::Tensor Compression::compress(const torch::Tensor& magnitude) const {
     compress_in_place(out.data_ptr<float>(), out.numel());
     return out;
   }
-  if (options_.compression == "log") return magnitude.clamp_min(options_.log_floor).log();
+  if (options_.compression == config::Compression::kLog)
+    return magnitude.clamp_min(options_.log_floor).log();
   const double min_level = std::pow(10.0, options_.min_level_db / 20.0);
   torch::Tensor db = 20.0 * magnitude.clamp_min(min_level).log10() - options_.ref_level_db;
   if (!options_.signal_normalization) return db;
@@ -69,7 +70,7 @@ torch::Tensor Compression::compress(const torch::Tensor& magnitude) const {
 }
 
 torch::Tensor Compression::decompress(const torch::Tensor& compressed) const {
-  if (options_.compression == "log") return compressed.exp();
+  if (options_.compression == config::Compression::kLog) return compressed.exp();
   torch::Tensor db = compressed;
   if (options_.signal_normalization) {
     const double m = options_.max_abs_value;

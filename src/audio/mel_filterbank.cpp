@@ -34,16 +34,12 @@ double mel_to_hz(double mel, bool htk) {
 }
 
 MelFilterbank::MelFilterbank(int sample_rate, int n_fft, int n_mels, double fmin, double fmax,
-                             const std::string& mel_scale, const std::string& norm) {
-  TTS_CHECK(mel_scale == "slaney" || mel_scale == "htk",
-            "mel filterbank: expected mel_scale slaney or htk, found '{}'", mel_scale);
-  TTS_CHECK(norm == "slaney" || norm == "none",
-            "mel filterbank: expected norm slaney or none, found '{}'", norm);
+                             config::MelScale mel_scale, config::MelNorm norm) {
   TTS_CHECK(n_mels >= 1 && n_fft >= 2 && fmin >= 0 && fmin < fmax && fmax <= sample_rate / 2.0,
             "mel filterbank: expected n_mels >= 1, n_fft >= 2 and 0 <= fmin < fmax <= sr/2, "
             "found n_mels {}, n_fft {}, fmin {}, fmax {}, sr {}",
             n_mels, n_fft, fmin, fmax, sample_rate);
-  const bool htk = mel_scale == "htk";
+  const bool htk = mel_scale == config::MelScale::kHtk;
   const int n_bins = n_fft / 2 + 1;
   // n_mels + 2 edges, spaced like np.linspace on the mel scale.
   const double min_mel = hz_to_mel(fmin, htk);
@@ -59,7 +55,7 @@ MelFilterbank::MelFilterbank(int sample_rate, int n_fft, int n_mels, double fmin
   for (int m = 0; m < n_mels; ++m) {
     const double lower_width = edges[m + 1] - edges[m];
     const double upper_width = edges[m + 2] - edges[m + 1];
-    const double scale = norm == "slaney" ? 2.0 / (edges[m + 2] - edges[m]) : 1.0;
+    const double scale = norm == config::MelNorm::kSlaney ? 2.0 / (edges[m + 2] - edges[m]) : 1.0;
     for (int k = 0; k < n_bins; ++k) {
       const double f = k * bin_hz;
       const double rising = (f - edges[m]) / lower_width;
@@ -113,16 +109,14 @@ torch::Tensor MelFilterbank::apply(const torch::Tensor& spectrum) const {
   return mel;
 }
 
-torch::Tensor MelFilterbank::to_linear(const torch::Tensor& mel, const std::string& method) const {
+torch::Tensor MelFilterbank::to_linear(const torch::Tensor& mel, config::MelInverse method) const {
   TTS_CHECK(mel.dim() == 2 && mel.size(1) == basis_.size(0),
             "mel inversion: expected a [frames, {}] mel spectrogram, found shape {}",
             basis_.size(0), mel.sizes().vec());
-  TTS_CHECK(method == "pinv" || method == "nnls",
-            "mel inversion: expected method pinv or nnls, found '{}'", method);
   const torch::Tensor basis = basis_.to(mel.device(), torch::kFloat64);
   const torch::Tensor target = mel.to(torch::kFloat64);
   torch::Tensor x = torch::matmul(target, torch::linalg_pinv(basis).t()).clamp_min(1e-10);
-  if (method == "nnls") {
+  if (method == config::MelInverse::kNnls) {
     // FISTA on f(x) = ||x B^T - mel||^2 / 2 over x >= 0; 1/L with L = sigma_max(B)^2.
     const double lipschitz = std::pow(torch::linalg_svdvals(basis)[0].item<double>(), 2);
     torch::Tensor y = x;

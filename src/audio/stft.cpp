@@ -60,15 +60,13 @@ fftwf_plan r2c_plan(int n_fft) {
 }  // namespace
 
 Stft::Stft(int64_t n_fft, int64_t hop_length, int64_t win_length, bool center,
-           const std::string& pad_mode)
+           config::PadMode pad_mode)
     : n_fft_(n_fft),
       hop_length_(hop_length),
       center_(center),
       pad_mode_(pad_mode),
       window_(hann_window(win_length, n_fft)) {
   TTS_CHECK(hop_length >= 1, "stft: expected hop_length >= 1, found {}", hop_length);
-  TTS_CHECK(pad_mode == "reflect" || pad_mode == "constant",
-            "stft: expected pad_mode reflect or constant, found '{}'", pad_mode);
   const float* w = window_.data_ptr<float>();
   window_begin_ = 0;
   while (window_begin_ < n_fft && w[window_begin_] == 0.f) ++window_begin_;
@@ -99,7 +97,8 @@ torch::Tensor Stft::forward(const torch::Tensor& samples) const {
             n_fft_);
   torch::Tensor x = samples.to(torch::kFloat32);
   torch::Tensor spectrum =
-      torch::stft(x, n_fft_, hop_length_, n_fft_, window_.to(x.device()), center_, pad_mode_,
+      torch::stft(x, n_fft_, hop_length_, n_fft_, window_.to(x.device()), center_,
+                  std::string(config::choice_name(pad_mode_)),
                   /*normalized=*/false, /*onesided=*/true, /*return_complex=*/true);
   return spectrum.transpose(0, 1);
 }
@@ -131,7 +130,7 @@ void Stft::magnitude(const float* samples, int64_t n, double power, float* out) 
   const int64_t pad = center_ ? n_fft_ / 2 : 0;
   std::vector<float> padded(static_cast<size_t>(n + 2 * pad), 0.f);
   std::copy(samples, samples + n, padded.begin() + pad);
-  if (center_ && pad_mode_ == "reflect") {
+  if (center_ && pad_mode_ == config::PadMode::kReflect) {
     for (int64_t i = 1; i <= pad; ++i) {
       padded[pad - i] = samples[i];
       padded[pad + n - 1 + i] = samples[n - 1 - i];

@@ -53,17 +53,16 @@ int run_bench(const BenchArgs& args) {
   int64_t batch = args.batch > 0 ? args.batch : config.train.batch_size;
   TTS_USAGE_CHECK(args.text_len >= 1 && args.frames >= 1 && args.steps >= 1 && args.symbols >= 2,
                   "bench: --text-len, --frames, --steps must be >= 1 and --symbols >= 2");
-  TTS_USAGE_CHECK(args.device == "cpu" || args.device == "cuda",
-                  "bench: --device must be cpu or cuda, got '{}'", args.device);
-  TTS_USAGE_CHECK(args.device == "cpu" || torch::cuda::is_available(),
+  const auto wanted = config::require_choice<config::Device>(args.device, "bench: --device");
+  TTS_USAGE_CHECK(wanted != config::Device::kCuda || torch::cuda::is_available(),
                   "bench: --device cuda, but no CUDA device is available to this libtorch "
                   "(build against a CUDA libtorch through Torch_DIR, or use --device cpu)");
-  torch::Device device(args.device == "cuda" ? torch::kCUDA : torch::kCPU);
-  TTS_USAGE_CHECK(args.step_products.empty() || args.step_products == "fastest" ||
-                      args.step_products == "kernel" || args.step_products == "gemm",
-                  "bench: --step-products must be fastest, kernel or gemm, got '{}'",
-                  args.step_products);
-  if (!args.step_products.empty()) config.train.step_products = args.step_products;
+  const bool cuda = wanted != config::Device::kCpu && torch::cuda::is_available();
+  torch::Device device(cuda ? torch::kCUDA : torch::kCPU);
+  if (!args.step_products.empty()) {
+    config.train.step_products =
+        config::require_choice<config::StepProducts>(args.step_products, "bench: --step-products");
+  }
   if (args.threads > 0) torch::set_num_threads(args.threads);
   torch::manual_seed(config.train.seed);
   model::apply_math_settings(config.train);
@@ -130,7 +129,8 @@ int run_bench(const BenchArgs& args) {
                                      config.model.predict_linear ? n_linear : 0});
   const double achieved_gflops = flops.training() / median_step / 1e9;
   const double peak_gflops = model::measure_gemm_gflops(
-      device, config.train.precision == "bf16" ? torch::kBFloat16 : torch::kFloat32);
+      device,
+      config.train.precision == config::Precision::kBf16 ? torch::kBFloat16 : torch::kFloat32);
   log::get("bench")->info(
       "{:.2f} GFLOP a step (3 x forward), {:.2f} GFLOP/s achieved; a {} GEMM on this device: "
       "{:.2f} GFLOP/s ({:.1f}% of it)",

@@ -42,10 +42,12 @@ int run_worker(const SelftestArgs& args) {
   }
   config::DistributedOptions options;
   options.timeout_s = args.timeout_s;
-  const std::string device = !args.device.empty()     ? args.device
-                             : args.backend == "nccl" ? "cuda"
-                                                      : "cpu";
-  auto comm = dist::make_communicator(info, options, args.backend, device,
+  const auto backend = config::require_choice<config::Backend>(args.backend, "--backend");
+  const config::Device device =
+      !args.device.empty() ? config::require_choice<config::Device>(args.device, "--device")
+      : backend == config::Backend::kNccl ? config::Device::kCuda
+                                          : config::Device::kCpu;
+  auto comm = dist::make_communicator(info, options, backend, device,
                                       /*process_group_for_one_rank=*/true);
   const auto on_device = torch::TensorOptions().dtype(torch::kFloat64).device(comm->device());
   const double expected = comm->size() * (comm->size() + 1) / 2.0;

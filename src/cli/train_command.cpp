@@ -60,17 +60,19 @@ Runner setup_train(CLI::App& app) {
   app.add_option("--nproc-per-node", args->nproc_per_node,
                  "spawn this many worker processes on this machine (default: one per visible "
                  "GPU, 1 on CPU)");
-  app.add_option("--backend", args->backend, "gloo or nccl (default: nccl on CUDA, gloo on CPU)")
-      ->check(CLI::IsMember({"gloo", "nccl"}));
+  app.add_option("--backend", args->backend,
+                 "gloo, nccl or auto (default: distributed.backend; auto is nccl on CUDA, gloo "
+                 "on CPU)")
+      ->check(CLI::IsMember(config::choice_names<config::Backend>()));
   app.add_flag("--process-group", args->process_group,
                "use a real Gloo/NCCL process group even for one rank (checks the NCCL path on one "
                "GPU; with more ranks there always is one)");
   return [args]() {
     config::Config config = args->config.load();
-    std::string backend =
-        dist::resolve_backend(!args->backend.empty()         ? args->backend
-                              : config.train.device == "cpu" ? "gloo"
-                                                             : config.distributed.backend);
+    const config::Backend backend = dist::resolve_backend(
+        !args->backend.empty() ? config::require_choice<config::Backend>(args->backend, "--backend")
+        : config.train.device == config::Device::kCpu ? config::Backend::kGloo
+                                                      : config.distributed.backend);
     dist::RankInfo rank = dist::RankInfo::from_env();
     int nproc = args->nproc_per_node > 0 ? args->nproc_per_node : std::max(1, visible_gpus());
     const bool resume_auto = args->resume_option->count() > 0 && args->resume == "auto";
@@ -85,7 +87,8 @@ Runner setup_train(CLI::App& app) {
       return dist::launch_workers(nproc, worker_argv, config.distributed, args->max_restarts,
                                   args->train.run_dir + "/logs");
     }
-    log::setup({config.logging.level, rank.rank, rank.world_size});
+    log::setup(
+        {std::string(config::choice_name(config.logging.level)), rank.rank, rank.world_size});
     std::filesystem::create_directories(args->train.run_dir);
     if (rank.rank == 0) log::add_file(args->train.run_dir + "/train.log");
     // Every rank's own failures stay in the run directory, also those of ranks on other hosts.

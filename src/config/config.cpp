@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <type_traits>
 
@@ -117,10 +118,18 @@ struct FieldSetter {
   bool found = false;
 
   template <class T>
-  void operator()(const char* name, T& field, const char*, const Choices& = {}) {
+  void operator()(const char* name, T& field, const char*) {
     if (found || key != name) return;
     found = true;
-    if (!convert(node, field)) {
+    if constexpr (is_choice_v<T>) {
+      std::optional<T> value;
+      if (node.IsScalar()) value = parse_choice<T>(node.Scalar());
+      if (!value) {
+        throw UsageError(fmt::format("{}: {}: expected one of {}, found {}", where, path,
+                                     fmt::join(choice_names<T>(), ", "), describe(node)));
+      }
+      field = *value;
+    } else if (!convert(node, field)) {
       throw UsageError(fmt::format("{}: {}: expected {}, found {}", where, path, type_name<T>(),
                                    describe(node)));
     }
@@ -154,7 +163,7 @@ struct KeyLister {
     options.visit(*this);
   }
   template <class T>
-  void operator()(const char* name, T&, const char*, const Choices& = {}) {
+  void operator()(const char* name, T&, const char*) {
     keys.push_back(current + "." + name);
   }
 };
@@ -179,10 +188,12 @@ struct Dumper {
     out << YAML::EndMap;
   }
   template <class T>
-  void operator()(const char* name, const T& value, const char* comment, const Choices& = {}) {
+  void operator()(const char* name, const T& value, const char* comment) {
     out << YAML::Key << name << YAML::Value;
     if constexpr (std::is_same_v<T, std::string>) {
       out << value;
+    } else if constexpr (is_choice_v<T>) {
+      out << std::string(choice_name(value));
     } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
       out << YAML::Flow << YAML::BeginSeq;
       for (const auto& item : value) out << item;
@@ -204,26 +215,6 @@ struct Dumper {
       out << format_value(value);
     }
     out << YAML::Comment(comment);
-  }
-};
-
-struct ChoiceChecker {
-  std::string current;
-
-  template <class Options>
-  void section(const char* name, Options& options) {
-    current = name;
-    options.visit(*this);
-  }
-  template <class T>
-  void operator()(const char* name, const T& value, const char*, const Choices& choices = {}) {
-    if constexpr (std::is_same_v<T, std::string>) {
-      if (choices.empty()) return;
-      if (std::find(choices.begin(), choices.end(), value) == choices.end()) {
-        throw UsageError(fmt::format("config: {}.{} = '{}': expected one of {}", current, name,
-                                     value, fmt::join(choices, ", ")));
-      }
-    }
   }
 };
 
@@ -412,8 +403,6 @@ bool operator==(const Config& a, const Config& b) {
 }
 
 void Config::validate() const {
-  ChoiceChecker checker;
-  const_cast<Config&>(*this).visit_sections(checker);
   audio.validate();
   text.validate();
   data.validate();

@@ -2,7 +2,7 @@
 
 namespace tts::config {
 
-// The level's choices are checked with the other choice lists (Config::validate).
+// The level is a choice: parsing already refused any other name.
 void LoggingOptions::validate() const {}
 
 }  // namespace tts::config

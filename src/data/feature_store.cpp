@@ -185,9 +185,9 @@ std::vector<std::string> settings_mismatches(const config::Config& store,
   m.compare("audio.preemphasis", s.preemphasis, c.preemphasis);
   m.compare("audio.magnitude_power", s.magnitude_power, c.magnitude_power);
   m.compare("audio.compression", s.compression, c.compression);
-  if (s.compression == c.compression && c.compression == "log") {
+  if (s.compression == c.compression && c.compression == config::Compression::kLog) {
     m.compare("audio.log_floor", s.log_floor, c.log_floor);
-  } else if (s.compression == c.compression && c.compression == "db") {
+  } else if (s.compression == c.compression && c.compression == config::Compression::kDb) {
     m.compare("audio.min_level_db", s.min_level_db, c.min_level_db);
     m.compare("audio.ref_level_db", s.ref_level_db, c.ref_level_db);
     m.compare("audio.signal_normalization", s.signal_normalization, c.signal_normalization);

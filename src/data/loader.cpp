@@ -26,7 +26,7 @@ std::vector<int64_t> lengths_of(const std::vector<Utterance>& utterances) {
 }
 
 bool trains_on_cuda(const config::Config& config) {
-  return config.train.device != "cpu" && torch::cuda::is_available();
+  return config.train.device != config::Device::kCpu && torch::cuda::is_available();
 }
 
 torch::Tensor to_tensor(formats::NpyArray&& array) {
@@ -205,7 +205,7 @@ Loader::Loader(const FeatureStore& store, std::vector<Utterance> utterances,
   s.n_linear = store.n_linear();
   s.with_linear = config.audio.linear || config.model.predict_linear;
   s.pin = config.data.pin_memory && trains_on_cuda(config);
-  s.error_on_bad_file = config.data.on_bad_file == "error";
+  s.error_on_bad_file = config.data.on_bad_file == config::OnBadFile::kError;
   s.r = phase.r;
   s.num_workers = config.data.num_workers;
   s.prefetch = config.data.prefetch_batches;

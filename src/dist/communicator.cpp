@@ -120,8 +120,11 @@ class C10dPending : public Pending {
 class C10dCommunicator : public Communicator {
  public:
   C10dCommunicator(const RankInfo& info, const config::DistributedOptions& options,
-                   const std::string& backend, torch::Device device)
-      : info_(info), timeout_s_(options.timeout_s), backend_(backend), device_(device) {
+                   config::Backend backend, torch::Device device)
+      : info_(info),
+        timeout_s_(options.timeout_s),
+        backend_(config::choice_name(backend)),
+        device_(device) {
     auto log = log::get("dist");
     log->info("{}: rendezvous at {}:{} ({} backend, timeout {} s)", info.describe(),
               info.master_addr, info.master_port, backend, timeout_s_);
@@ -144,7 +147,7 @@ class C10dCommunicator : public Communicator {
     watchdog.stage(fmt::format("connecting the {} process group", backend));
     std::string advertised;
     try {
-      if (backend == "nccl") {
+      if (backend == config::Backend::kNccl) {
 #ifdef TTS_WITH_CUDA
         group_ = make_nccl_group(store_, info.rank, info.world_size, device_.index(), timeout_s_);
 #endif
@@ -414,20 +417,17 @@ void C10dPending::wait() {
 void check_nccl_headers() {}
 #endif
 
-std::string resolve_backend(const std::string& configured) {
-  if (configured != "auto") return configured;
+config::Backend resolve_backend(config::Backend configured) {
+  if (configured != config::Backend::kAuto) return configured;
 #ifdef TTS_WITH_CUDA
-  if (torch::cuda::is_available()) return "nccl";
+  if (torch::cuda::is_available()) return config::Backend::kNccl;
 #endif
-  return "gloo";
+  return config::Backend::kGloo;
 }
 
-torch::Device rank_device(const RankInfo& info, const std::string& device,
-                          const std::string& backend) {
-  TTS_USAGE_CHECK(device == "cpu" || device == "cuda" || device == "auto",
-                  "dist: unknown device '{}': expected cpu, cuda or auto", device);
+torch::Device rank_device(const RankInfo& info, config::Device device, config::Backend backend) {
   const bool cuda = torch::cuda::is_available();
-  TTS_USAGE_CHECK(device != "cuda" || cuda,
+  TTS_USAGE_CHECK(device != config::Device::kCuda || cuda,
                   "config: train.device = cuda, but no CUDA device is available to this build "
                   "(libtorch {}, {}); set train.device: cpu or auto",
                   TORCH_VERSION,
@@ -437,15 +437,15 @@ torch::Device rank_device(const RankInfo& info, const std::string& device,
                   "built without CUDA"
 #endif
   );
-  const bool use_cuda = device != "cpu" && cuda;
-  TTS_USAGE_CHECK(backend != "nccl" || use_cuda,
+  const bool use_cuda = device != config::Device::kCpu && cuda;
+  TTS_USAGE_CHECK(backend != config::Backend::kNccl || use_cuda,
                   "dist: the nccl backend works on CUDA devices, but this rank runs on the CPU "
                   "(train.device = {}{}); use --backend gloo",
                   device, cuda ? "" : ", no CUDA device available");
   if (!use_cuda) return torch::Device(torch::kCPU);
   const int gpus = static_cast<int>(torch::cuda::device_count());
   if (info.local_rank >= gpus) {
-    TTS_USAGE_CHECK(backend != "nccl",
+    TTS_USAGE_CHECK(backend != config::Backend::kNccl,
                     "dist: {} needs a GPU of its own with nccl, but this node shows {} GPU(s) for "
                     "{} local ranks (check CUDA_VISIBLE_DEVICES and --nproc-per-node); NCCL "
                     "refuses two ranks on one GPU: use --backend gloo to share GPUs",
@@ -458,18 +458,15 @@ torch::Device rank_device(const RankInfo& info, const std::string& device,
 
 std::unique_ptr<Communicator> make_communicator(const RankInfo& info,
                                                 const config::DistributedOptions& options,
-                                                const std::string& backend,
-                                                const std::string& device,
+                                                config::Backend backend, config::Device device,
                                                 bool process_group_for_one_rank) {
   // A write to the socket of a rank that died raises SIGPIPE, whose default action ends this
   // process without a word; ignored, the write fails with EPIPE, the collective throws, and the
   // heartbeat diagnosis names the lost rank.
   std::signal(SIGPIPE, SIG_IGN);
-  const std::string resolved = resolve_backend(backend);
-  TTS_USAGE_CHECK(resolved == "gloo" || resolved == "nccl",
-                  "dist: unknown backend '{}': expected gloo, nccl or auto", backend);
+  const config::Backend resolved = resolve_backend(backend);
 #ifndef TTS_WITH_CUDA
-  TTS_USAGE_CHECK(resolved != "nccl",
+  TTS_USAGE_CHECK(resolved != config::Backend::kNccl,
                   "dist: backend nccl needs a CUDA build of tts-train (this libtorch has no "
                   "CUDA); use --backend gloo");
 #endif

@@ -57,8 +57,8 @@ LossParts compute_loss(const TacotronOutput& output, const Targets& targets,
   const TacotronOutput out = at_least_float(output);  // fp32 losses after a bf16 forward
   check_same_shape(out.mel, targets.mel, "mel");
   check_same_shape(out.gate, targets.stop, "stop");
-  const bool l1 = options.loss == "l1";
-  const bool padded = options.loss_normalization == "padded_batch";
+  const bool l1 = options.loss == config::MelLoss::kL1;
+  const bool padded = options.loss_normalization == config::LossNormalization::kPaddedBatch;
   int64_t frames = out.mel.size(1);
   torch::Tensor valid = padding_mask(targets.mel_lengths, frames)
                             .logical_not()

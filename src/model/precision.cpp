@@ -16,15 +16,11 @@ namespace tts::model {
 void apply_math_settings(const config::TrainOptions& train) {
   at::globalContext().setAllowTF32CuBLAS(train.tf32);
   at::globalContext().setAllowTF32CuDNN(train.tf32);
-  set_step_product_path(train.step_products == "kernel" ? StepProductPath::kKernel
-                        : train.step_products == "gemm" ? StepProductPath::kGemm
-                                                        : StepProductPath::kFastest);
+  set_step_product_path(train.step_products);
 }
 
 void check_precision(const config::TrainOptions& train, const torch::Device& device) {
-  if (train.precision == "fp32") return;
-  TTS_USAGE_CHECK(train.precision == "bf16", "train.precision = {}: expected fp32 or bf16",
-                  train.precision);
+  if (train.precision == config::Precision::kFp32) return;
   std::string found;
   try {
     AutocastScope autocast(device, train.precision);
@@ -41,8 +37,8 @@ void check_precision(const config::TrainOptions& train, const torch::Device& dev
                   TORCH_VERSION, device.str(), found));
 }
 
-AutocastScope::AutocastScope(const torch::Device& device, const std::string& precision) {
-  if (precision != "bf16") return;
+AutocastScope::AutocastScope(const torch::Device& device, config::Precision precision) {
+  if (precision != config::Precision::kBf16) return;
   type_ = device.type();
   was_enabled_ = compat::autocast_enabled(type_);
   previous_dtype_ = compat::autocast_dtype(type_);

@@ -40,28 +40,30 @@ std::vector<std::string> make_table(std::vector<std::string> table,
 
 }  // namespace
 
-std::vector<std::string> symbol_set_names() { return {"english", "english_arpabet", "nvidia"}; }
-
-const std::vector<std::string>& symbol_table(const std::string& symbol_set) {
+const std::vector<std::string>& symbol_table(SymbolSet symbol_set) {
   static const std::vector<std::string> english =
       make_table({kPadSymbol, kEosSymbol}, {kPunctuation, kLetters}, false);
   static const std::vector<std::string> english_arpabet =
       make_table({kPadSymbol, kEosSymbol}, {kPunctuation, kLetters}, true);
   static const std::vector<std::string> nvidia =
       make_table({kPadSymbol}, {kNvidiaSpecial, kNvidiaPunctuation, kLetters}, true);
-  if (symbol_set == "english") return english;
-  if (symbol_set == "english_arpabet") return english_arpabet;
-  if (symbol_set == "nvidia") return nvidia;
-  throw UsageError(fmt::format("text.symbol_set = '{}': unknown symbol set; expected one of {}",
-                               symbol_set, fmt::join(symbol_set_names(), ", ")));
+  switch (symbol_set) {
+    case SymbolSet::kEnglish:
+      return english;
+    case SymbolSet::kEnglishArpabet:
+      return english_arpabet;
+    case SymbolSet::kNvidia:
+      return nvidia;
+  }
+  throw Error(fmt::format("text.symbol_set: no table for value {}", static_cast<int>(symbol_set)));
 }
 
-bool has_eos(const std::string& symbol_set) {
+bool has_eos(SymbolSet symbol_set) {
   const std::vector<std::string>& table = symbol_table(symbol_set);
   return table.size() > 1 && table[1] == kEosSymbol;
 }
 
-int64_t symbol_count(const std::string& symbol_set) {
+int64_t symbol_count(SymbolSet symbol_set) {
   return static_cast<int64_t>(symbol_table(symbol_set).size());
 }
 

@@ -72,7 +72,7 @@ struct TextProcessor::State {
   }
 
   void unknown(const std::string& character, const std::string& text) const {
-    if (options.unknown == "error") {
+    if (options.unknown == config::UnknownCharacters::kError) {
       throw Error(
           fmt::format("text: {} in \"{}\" is not in symbol set '{}'; map it with a cleaner (e.g. "
                       "transliteration_cleaners), fix the transcript, or set text.unknown: drop",
@@ -94,8 +94,6 @@ TextProcessor::TextProcessor(const config::TextOptions& options)
   TTS_USAGE_CHECK(!options.cleaners.empty(),
                   "config: text.cleaners = []: name at least one cleaner, e.g. [english_cleaners]");
   for (const auto& name : options.cleaners) state_->cleaners.push_back(find_cleaner(name));
-  TTS_USAGE_CHECK(options.unknown == "drop" || options.unknown == "error",
-                  "config: text.unknown = '{}': expected drop or error", options.unknown);
   state_->symbols = &symbol_table(options.symbol_set);
   state_->eos_id = has_eos(options.symbol_set) ? 1 : -1;
   state_->ascii_ids.fill(-1);

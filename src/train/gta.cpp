@@ -50,7 +50,7 @@ GtaSummary run_gta(const GtaRequest& request) {
   text::TextProcessor text(config.text);
   model::Tacotron2 model = model::build_model(config, text.num_symbols(), r);
   restore_model(checkpoint, *model, source);
-  bool cuda = config.train.device != "cpu" && torch::cuda::is_available();
+  bool cuda = config.train.device != config::Device::kCpu && torch::cuda::is_available();
   torch::Device device =
       cuda ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(request.local_rank))
            : torch::Device(torch::kCPU);

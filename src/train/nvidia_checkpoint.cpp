@@ -66,7 +66,7 @@ std::string shape_hint(const std::string& ours, const std::string& theirs,
   if (ours == "embedding.weight" && model.size(0) != file.size(0)) {
     return fmt::format("text.symbol_set has {} symbols but the checkpoint's {} has {} rows: use {}",
                        model.size(0), theirs, file.size(0),
-                       file.size(0) == text::symbol_count("nvidia")
+                       file.size(0) == text::symbol_count(config::SymbolSet::kNvidia)
                            ? "nvidia"
                            : "a symbol set of that size (or --init-skip embedding)");
   }
@@ -255,7 +255,7 @@ std::string export_nvidia(const Checkpoint& checkpoint, const std::string& out) 
   TTS_USAGE_CHECK(!config.model.predict_linear,
                   "model.predict_linear is true: NVIDIA's model has no linear (CBHG) head, so its "
                   "code cannot load or run this model");
-  TTS_USAGE_CHECK(config.text.symbol_set == "nvidia",
+  TTS_USAGE_CHECK(config.text.symbol_set == config::SymbolSet::kNvidia,
                   "text.symbol_set is '{}': NVIDIA's text_to_sequence gives the ids of its own "
                   "148-symbol table, which do not map onto this set's (ours end every sentence "
                   "with '~', which NVIDIA's has not), so the embedding would read the wrong rows; "

@@ -215,7 +215,7 @@ Run::LossWeights Run::loss_weights(const data::Batch& batch) const {
   TTS_CHECK(batch.global_real_frames > 0 && batch.global_attention_pairs > 0,
             "train: a batch without its global batch's counts (not from the loader's plan)");
   const double world = static_cast<double>(comm_.size());
-  if (config_.train.loss_normalization == "real_frames") {
+  if (config_.train.loss_normalization == config::LossNormalization::kRealFrames) {
     weights.frames = static_cast<double>(batch.real_frames()) * world /
                      static_cast<double>(batch.global_real_frames);
   }

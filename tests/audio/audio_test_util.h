@@ -55,12 +55,15 @@ inline config::AudioOptions reference_options(const std::string& name) {
   o.n_mels = json["n_mels"].as<int>();
   o.fmin = json["fmin"].as<double>();
   o.fmax = json["fmax"].as<double>();
-  o.mel_scale = json["htk"].as<bool>() ? "htk" : "slaney";
-  o.mel_norm = json["mel_norm"].as<std::string>() == "slaney" ? "slaney" : "none";
-  o.pad_mode = json["pad_mode"].as<std::string>();
+  o.mel_scale = json["htk"].as<bool>() ? config::MelScale::kHtk : config::MelScale::kSlaney;
+  o.mel_norm = json["mel_norm"].as<std::string>() == "slaney" ? config::MelNorm::kSlaney
+                                                              : config::MelNorm::kNone;
+  o.pad_mode =
+      config::require_choice<config::PadMode>(json["pad_mode"].as<std::string>(), "pad_mode");
   o.magnitude_power = json["magnitude_power"].as<double>();
   o.preemphasis = json["preemphasis"].as<double>();
-  o.compression = json["compression"].as<std::string>();
+  o.compression = config::require_choice<config::Compression>(json["compression"].as<std::string>(),
+                                                              "compression");
   if (json["ref_level_db"]) o.ref_level_db = json["ref_level_db"].as<double>();
   if (json["min_level_db"]) o.min_level_db = json["min_level_db"].as<double>();
   if (json["max_abs_value"]) o.max_abs_value = json["max_abs_value"].as<double>();

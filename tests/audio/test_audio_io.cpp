@@ -79,11 +79,11 @@ TEST(AudioIo, ChannelsAreMixedPickedOrRefused) {
   const std::string path = tmp_path("stereo.wav");
   write_with_sndfile(path, {0.5f, 0.25f, -0.5f, 0.f}, 2, 22050, SF_FORMAT_PCM_16);
   config::AudioOptions options;
-  options.channels = "mix";
+  options.channels = config::Channels::kMix;
   EXPECT_EQ(read_audio(path, options), (std::vector<float>{0.375f, -0.25f}));
-  options.channels = "first";
+  options.channels = config::Channels::kFirst;
   EXPECT_EQ(read_audio(path, options), (std::vector<float>{0.5f, -0.5f}));
-  options.channels = "error";
+  options.channels = config::Channels::kError;
   expect_error_naming(
       path, [&] { read_audio(path, options); }, "2 channels");
 }

@@ -14,7 +14,7 @@ namespace {
 
 TEST(Compression, LogIsTheNaturalLogWithAFloor) {
   config::AudioOptions o;
-  o.compression = "log";
+  o.compression = config::Compression::kLog;
   Compression c(o);
   torch::Tensor s = torch::tensor({0.0f, 1e-6f, 1e-5f, 1.0f, 10.0f});
   torch::Tensor out = c.compress(s);
@@ -29,7 +29,7 @@ TEST(Compression, LogIsTheNaturalLogWithAFloor) {
 
 config::AudioOptions rayhane() {
   config::AudioOptions o;
-  o.compression = "db";
+  o.compression = config::Compression::kDb;
   o.min_level_db = -100;
   o.ref_level_db = 20;
   o.max_abs_value = 4;

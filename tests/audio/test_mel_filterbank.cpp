@@ -33,7 +33,7 @@ TEST(MelScale, MatchesThePublishedFormulas) {
 struct Case {
   int sample_rate, n_fft, n_mels;
   double fmin, fmax;
-  std::string scale;
+  config::MelScale scale;
 };
 
 class Filterbank : public ::testing::TestWithParam<Case> {
@@ -41,7 +41,7 @@ class Filterbank : public ::testing::TestWithParam<Case> {
   // Filter edges, computed here from the scale alone.
   std::vector<double> edges() const {
     const Case c = GetParam();
-    const bool htk = c.scale == "htk";
+    const bool htk = c.scale == config::MelScale::kHtk;
     std::vector<double> e;
     for (int i = 0; i < c.n_mels + 2; ++i) {
       e.push_back(
@@ -55,7 +55,8 @@ class Filterbank : public ::testing::TestWithParam<Case> {
 
 TEST_P(Filterbank, UnnormalizedTrianglesSumToOneInsideTheRange) {
   const Case c = GetParam();
-  MelFilterbank bank(c.sample_rate, c.n_fft, c.n_mels, c.fmin, c.fmax, c.scale, "none");
+  MelFilterbank bank(c.sample_rate, c.n_fft, c.n_mels, c.fmin, c.fmax, c.scale,
+                     config::MelNorm::kNone);
   const torch::Tensor basis = bank.basis().to(torch::kFloat64);
   ASSERT_EQ(basis.size(0), c.n_mels);
   ASSERT_EQ(basis.size(1), c.n_fft / 2 + 1);
@@ -88,8 +89,10 @@ TEST_P(Filterbank, UnnormalizedTrianglesSumToOneInsideTheRange) {
 
 TEST_P(Filterbank, SlaneyNormGivesUnitAreaInHz) {
   const Case c = GetParam();
-  MelFilterbank none(c.sample_rate, c.n_fft, c.n_mels, c.fmin, c.fmax, c.scale, "none");
-  MelFilterbank slaney(c.sample_rate, c.n_fft, c.n_mels, c.fmin, c.fmax, c.scale, "slaney");
+  MelFilterbank none(c.sample_rate, c.n_fft, c.n_mels, c.fmin, c.fmax, c.scale,
+                     config::MelNorm::kNone);
+  MelFilterbank slaney(c.sample_rate, c.n_fft, c.n_mels, c.fmin, c.fmax, c.scale,
+                       config::MelNorm::kSlaney);
   const std::vector<double> e = edges();
   for (int m = 0; m < c.n_mels; ++m) {
     // A triangle of height 2/(width) over `width` Hz has area 1.
@@ -101,15 +104,17 @@ TEST_P(Filterbank, SlaneyNormGivesUnitAreaInHz) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(ScalesAndSizes, Filterbank,
-                         ::testing::Values(Case{22050, 1024, 80, 0.0, 8000.0, "slaney"},
-                                           Case{22050, 2048, 80, 55.0, 7600.0, "slaney"},
-                                           Case{16000, 400, 40, 20.0, 8000.0, "htk"},
-                                           Case{16000, 512, 64, 0.0, 8000.0, "slaney"},
-                                           Case{22050, 800, 80, 0.0, 11025.0, "htk"}));
+INSTANTIATE_TEST_SUITE_P(
+    ScalesAndSizes, Filterbank,
+    ::testing::Values(Case{22050, 1024, 80, 0.0, 8000.0, config::MelScale::kSlaney},
+                      Case{22050, 2048, 80, 55.0, 7600.0, config::MelScale::kSlaney},
+                      Case{16000, 400, 40, 20.0, 8000.0, config::MelScale::kHtk},
+                      Case{16000, 512, 64, 0.0, 8000.0, config::MelScale::kSlaney},
+                      Case{22050, 800, 80, 0.0, 11025.0, config::MelScale::kHtk}));
 
 TEST(MelFilterbank, AppliesToTimeMajorSpectrograms) {
-  MelFilterbank bank(22050, 1024, 80, 0.0, 8000.0, "slaney", "slaney");
+  MelFilterbank bank(22050, 1024, 80, 0.0, 8000.0, config::MelScale::kSlaney,
+                     config::MelNorm::kSlaney);
   torch::Tensor spectrum = torch::rand({7, 513});
   torch::Tensor mel = bank.apply(spectrum);
   ASSERT_EQ(mel.sizes(), (std::vector<int64_t>{7, 80}));
@@ -118,17 +123,17 @@ TEST(MelFilterbank, AppliesToTimeMajorSpectrograms) {
 }
 
 TEST(MelFilterbank, InversesReproduceTheMelSpectrogram) {
-  MelFilterbank bank(22050, 1024, 80, 0.0, 8000.0, "slaney", "slaney");
+  MelFilterbank bank(22050, 1024, 80, 0.0, 8000.0, config::MelScale::kSlaney,
+                     config::MelNorm::kSlaney);
   torch::Tensor linear = torch::rand({20, 513}).square();
   torch::Tensor mel = bank.apply(linear);
-  for (const std::string method : {"pinv", "nnls"}) {
+  for (config::MelInverse method : {config::MelInverse::kPinv, config::MelInverse::kNnls}) {
     torch::Tensor back = bank.to_linear(mel, method);
     ASSERT_EQ(back.sizes(), linear.sizes());
     EXPECT_GE(back.min().item<float>(), 0.f) << method;
     // The mel of the estimate is close to the mel it came from.
     EXPECT_LE(((bank.apply(back) - mel).norm() / mel.norm()).item<double>(), 0.05) << method;
   }
-  EXPECT_THROW(bank.to_linear(mel, "magic"), Error);
 }
 
 }  // namespace

@@ -16,8 +16,9 @@
 namespace tts::audio {
 namespace {
 
-// |DFT| of librosa-style frames: centred padding by n_fft/2 (numpy "reflect" excludes the edge
-// sample; "constant" pads zeros), periodic Hann of win centred in n_fft.
+// |DFT| of librosa-style frames: centred padding by n_fft/2 (numpy config::PadMode::kReflect
+// excludes the edge sample; config::PadMode::kConstant pads zeros), periodic Hann of win centred in
+// n_fft.
 torch::Tensor naive_magnitude(const std::vector<double>& x, int n_fft, int hop, int win,
                               bool reflect) {
   const int n = static_cast<int>(x.size());
@@ -49,7 +50,7 @@ torch::Tensor naive_magnitude(const std::vector<double>& x, int n_fft, int hop, 
 
 struct Case {
   int n_fft, hop, win;
-  std::string pad_mode;
+  config::PadMode pad_mode;
 };
 
 class StftSizes : public ::testing::TestWithParam<Case> {};
@@ -63,7 +64,8 @@ TEST_P(StftSizes, MagnitudeMatchesNaiveDft) {
   torch::Tensor signal = torch::tensor(x, torch::kFloat64).to(torch::kFloat32);
   Stft stft(c.n_fft, c.hop, c.win, /*center=*/true, c.pad_mode);
   torch::Tensor magnitude = stft.magnitude(signal);
-  torch::Tensor expected = naive_magnitude(x, c.n_fft, c.hop, c.win, c.pad_mode == "reflect");
+  torch::Tensor expected =
+      naive_magnitude(x, c.n_fft, c.hop, c.win, c.pad_mode == config::PadMode::kReflect);
   ASSERT_EQ(magnitude.sizes(), expected.sizes());
   EXPECT_EQ(magnitude.size(0), stft.n_frames(static_cast<int64_t>(x.size())));
   EXPECT_LE(testing::relative_error(magnitude, expected), 1e-5);
@@ -72,11 +74,11 @@ TEST_P(StftSizes, MagnitudeMatchesNaiveDft) {
 }
 
 INSTANTIATE_TEST_SUITE_P(OddSizes, StftSizes,
-                         ::testing::Values(Case{400, 100, 400, "reflect"},
-                                           Case{400, 160, 320, "constant"},
-                                           Case{512, 128, 400, "reflect"},
-                                           Case{800, 200, 551, "constant"},
-                                           Case{800, 275, 800, "reflect"}));
+                         ::testing::Values(Case{400, 100, 400, config::PadMode::kReflect},
+                                           Case{400, 160, 320, config::PadMode::kConstant},
+                                           Case{512, 128, 400, config::PadMode::kReflect},
+                                           Case{800, 200, 551, config::PadMode::kConstant},
+                                           Case{800, 275, 800, config::PadMode::kReflect}));
 
 // A speech-like test signal: noise plus a sweep, `n` samples.
 std::vector<float> test_signal(int64_t n, unsigned seed) {
@@ -93,9 +95,10 @@ std::vector<float> test_signal(int64_t n, unsigned seed) {
 // Both configurations of the issue, odd sizes, both pad modes, powers 1, 2 and 1.5, and centre
 // off: the two paths agree to well under the 1e-5 tolerance against librosa.
 TEST(Stft, FftwPathMatchesTorchStftPath) {
-  const std::vector<Case> cases = {{1024, 256, 1024, "reflect"}, {2048, 275, 1100, "constant"},
-                                   {400, 160, 320, "constant"},  {512, 128, 400, "reflect"},
-                                   {801, 200, 551, "reflect"},   {2048, 300, 2048, "constant"}};
+  const std::vector<Case> cases = {
+      {1024, 256, 1024, config::PadMode::kReflect}, {2048, 275, 1100, config::PadMode::kConstant},
+      {400, 160, 320, config::PadMode::kConstant},  {512, 128, 400, config::PadMode::kReflect},
+      {801, 200, 551, config::PadMode::kReflect},   {2048, 300, 2048, config::PadMode::kConstant}};
   std::vector<float> x = test_signal(22050 * 3 + 17, 3);
   torch::Tensor signal = torch::from_blob(x.data(), {static_cast<int64_t>(x.size())}).clone();
   for (const Case& c : cases) {
@@ -122,7 +125,7 @@ TEST(Stft, FftwPathTakesOtherDtypesAndShortSignals) {
   // float64 input is converted; a signal of exactly n_fft samples is one frame uncentred.
   std::vector<float> x = test_signal(1024, 5);
   torch::Tensor signal = torch::from_blob(x.data(), {1024}).clone();
-  Stft uncentred(1024, 256, 1024, false, "reflect");
+  Stft uncentred(1024, 256, 1024, false, config::PadMode::kReflect);
   EXPECT_EQ(uncentred.magnitude(signal).size(0), 1);
   EXPECT_LE(testing::relative_error(uncentred.magnitude(signal.to(torch::kFloat64)),
                                     uncentred.forward(signal).abs()),
@@ -141,13 +144,13 @@ TEST(Stft, FftwPathIsThreadSafe) {
   std::vector<std::thread> threads;
   for (size_t i = 0; i < sizes.size(); ++i) {
     threads.emplace_back([&, i] {
-      Stft stft(sizes[i], 200, sizes[i], true, "reflect");
+      Stft stft(sizes[i], 200, sizes[i], true, config::PadMode::kReflect);
       for (int r = 0; r < 5; ++r) results[i] = stft.magnitude(signal, 1.0);
     });
   }
   for (auto& t : threads) t.join();
   for (size_t i = 0; i < sizes.size(); ++i) {
-    Stft stft(sizes[i], 200, sizes[i], true, "reflect");
+    Stft stft(sizes[i], 200, sizes[i], true, config::PadMode::kReflect);
     EXPECT_TRUE(torch::equal(results[i], stft.magnitude(signal, 1.0))) << sizes[i];
   }
 }
@@ -155,7 +158,7 @@ TEST(Stft, FftwPathIsThreadSafe) {
 TEST(Stft, InverseReconstructsTheSignal) {
   std::vector<float> x = testing::sine(440.0, 0.5, 22050, 0.5);
   torch::Tensor signal = torch::from_blob(x.data(), {static_cast<int64_t>(x.size())}).clone();
-  for (const char* pad_mode : {"reflect", "constant"}) {
+  for (config::PadMode pad_mode : {config::PadMode::kReflect, config::PadMode::kConstant}) {
     Stft stft(1024, 256, 800, true, pad_mode);
     torch::Tensor back = stft.inverse(stft.forward(signal), signal.size(0));
     EXPECT_LE(testing::relative_error(back, signal), 1e-5) << pad_mode;
@@ -163,15 +166,15 @@ TEST(Stft, InverseReconstructsTheSignal) {
 }
 
 TEST(Stft, FrameCountsAndLengthsAgree) {
-  Stft stft(1024, 256, 1024, true, "reflect");
+  Stft stft(1024, 256, 1024, true, config::PadMode::kReflect);
   EXPECT_EQ(stft.n_frames(22050), 1 + 22050 / 256);
   for (int64_t frames : {5, 86, 300}) EXPECT_EQ(stft.n_frames(stft.n_samples(frames)), frames);
-  Stft odd(401, 100, 401, true, "constant");
+  Stft odd(401, 100, 401, true, config::PadMode::kConstant);
   for (int64_t frames : {5, 86}) EXPECT_EQ(odd.n_frames(odd.n_samples(frames)), frames);
 }
 
 TEST(Stft, RejectsSignalsShorterThanOneFrame) {
-  Stft stft(1024, 256, 1024, true, "reflect");
+  Stft stft(1024, 256, 1024, true, config::PadMode::kReflect);
   EXPECT_THROW(stft.forward(torch::zeros({1000})), Error);
 }
 
@@ -179,7 +182,7 @@ TEST(Stft, GpuMatchesCpu) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
   std::vector<float> x = testing::sine(1000.0, 1.0, 22050, 0.5);
   torch::Tensor signal = torch::from_blob(x.data(), {static_cast<int64_t>(x.size())}).clone();
-  Stft stft(2048, 275, 1100, true, "constant");
+  Stft stft(2048, 275, 1100, true, config::PadMode::kConstant);
   torch::Tensor cpu = stft.magnitude(signal, 2.0);
   torch::Tensor gpu = stft.magnitude(signal.to(torch::kCUDA), 2.0);
   EXPECT_TRUE(gpu.is_cuda());

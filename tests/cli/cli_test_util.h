@@ -10,6 +10,8 @@
 #include <fstream>
 #include <string>
 
+#include "../support/scratch.h"
+
 namespace tts::test {
 
 struct CliResult {
@@ -33,14 +35,6 @@ inline CliResult run_shell(const std::string& command) {
 inline CliResult run_cli(const std::string& args, bool with_stderr = false) {
   return run_shell(std::string(TTS_CLI_PATH) + " " + args +
                    (with_stderr ? " 2>&1" : " 2>/dev/null"));
-}
-
-// TTS_TEST_TMP_DIR/name, emptied.
-inline std::string fresh_dir(const std::string& name) {
-  std::string dir = std::string(TTS_TEST_TMP_DIR) + "/" + name;
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
 }
 
 // Writes `text` to TTS_TEST_TMP_DIR/name and returns the path.

@@ -175,7 +175,7 @@ TEST(UntrustedInputs, AStoreHoldingHostileNpyFilesSkipsOrRefusesThemByName) {
 
 TEST(UntrustedInputs, AStorePathLeavingTheStoreIsRefusedWithFileAndLine) {
   std::string dir = tts::test::fresh_dir("untrusted_paths");
-  for (const std::string& mel : {"../outside.npy", "/etc/passwd", "mels/../../outside.npy"}) {
+  for (const std::string mel : {"../outside.npy", "/etc/passwd", "mels/../../outside.npy"}) {
     std::string store = sound_store(dir + "/store", 4);
     std::string tsv = tts::read_file(store + "/train.tsv");
     const std::string original = "mels/u001.npy";

@@ -1,16 +1,23 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <optional>
+#include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tts/config/config.h"
 #include "tts/core/error.h"
 
 using tts::UsageError;
+using tts::config::Compression;
 using tts::config::Config;
 using tts::config::dump_config;
 using tts::config::load_config;
+using tts::config::LogLevel;
 using tts::config::parse_config;
+using tts::config::UnknownCharacters;
 
 namespace {
 
@@ -55,7 +62,7 @@ TEST(Config, ParsesValuesOfEveryType) {
   EXPECT_EQ(config.audio.n_fft, 2048);
   EXPECT_DOUBLE_EQ(config.audio.fmax, 7600.0);
   EXPECT_TRUE(config.audio.linear);
-  EXPECT_EQ(config.audio.compression, "db");
+  EXPECT_EQ(config.audio.compression, Compression::kDb);
   EXPECT_EQ(config.text.cleaners,
             (std::vector<std::string>{"basic_cleaners", "transliteration_cleaners"}));
   EXPECT_EQ(config.train.max_steps, 10000000000LL);
@@ -160,11 +167,14 @@ TEST(Config, RangeAndCrossFieldRulesNameTheKeyPath) {
       {"audio:\n  fmax: 12000\n", "audio.fmax = 12000: must be <= audio.sample_rate/2 (11025)"},
       {"model:\n  n_frames_per_step: 0\n", "model.n_frames_per_step = 0: must be at least 1"},
       {"model:\n  encoder_embedding_dim: 511\n", "model.encoder_embedding_dim = 511: must be even"},
-      {"audio:\n  mel_scale: bark\n", "audio.mel_scale = 'bark': expected one of slaney, htk"},
+      {"audio:\n  mel_scale: bark\n",
+       "x.yaml line 2: audio.mel_scale: expected one of slaney, htk, found 'bark'"},
       {"train:\n  batch_size: 0\n", "train.batch_size = 0: must be at least 1"},
       {"data:\n  val_size: 2.5\n", "data.val_size = 2.5: must be a fraction"},
       {"distributed:\n  first_bucket_mb: 30\n", "distributed.first_bucket_mb = 30"},
-      {"train:\n  precision: fp16\n", "train.precision = 'fp16': expected one of fp32, bf16"},
+      {"train:\n  precision: fp16\n", "train.precision: expected one of fp32, bf16, found 'fp16'"},
+      {"train:\n  device: [cpu]\n",
+       "train.device: expected one of auto, cpu, cuda, found a list '[cpu]'"},
   };
   for (const Case& c : cases) {
     std::string message = usage_error([&] { parse_config(c.yaml, "x.yaml"); });
@@ -202,7 +212,7 @@ TEST(Config, MissingFileSaysWhichAndWhatToPass) {
 TEST(Config, FingerprintIgnoresLoggingAndSeesEverythingElse) {
   Config a;
   Config b;
-  b.logging.level = "debug";
+  b.logging.level = LogLevel::kDebug;
   EXPECT_EQ(tts::config::fingerprint(a), tts::config::fingerprint(b));
   b.train.batch_size = 3;
   EXPECT_NE(tts::config::fingerprint(a), tts::config::fingerprint(b));
@@ -215,5 +225,64 @@ TEST(Config, DumpSectionsWritesOnlyThoseAndReadsBack) {
   EXPECT_EQ(text.find("train:"), std::string::npos);
   Config reloaded = parse_config(text, "features.yaml");
   EXPECT_EQ(reloaded.audio.n_fft, 2048);
-  EXPECT_EQ(reloaded.text.unknown, "error");
+  EXPECT_EQ(reloaded.text.unknown, UnknownCharacters::kError);
+}
+
+namespace {
+
+// Every choice field of the config, by "section.key", with each of its names: what a config file
+// may hold there.
+struct ChoiceLister {
+  std::string current;
+  std::vector<std::pair<std::string, std::vector<std::string>>> fields;
+
+  template <class Options>
+  void section(const char* name, Options& options) {
+    current = name;
+    options.visit(*this);
+  }
+  template <class T>
+  void operator()(const char* key, T&, const char*) {
+    if constexpr (tts::config::is_choice_v<T>) {
+      fields.emplace_back(current + "." + key, tts::config::choice_names<T>());
+    }
+  }
+};
+
+}  // namespace
+
+TEST(Config, EveryNameOfEveryChoiceReadsBackAsItselfThroughADump) {
+  ChoiceLister lister;
+  Config defaults;
+  defaults.visit_sections(lister);
+  ASSERT_GE(lister.fields.size(),
+            17u);  // audio 6, text 2, data 1, train 6, distributed 1, logging 1
+  for (const auto& [key, names] : lister.fields) {
+    ASSERT_GE(names.size(), 2u) << key;
+    for (const std::string& name : names) {
+      Config config = parse_config("", "x", {key + "=" + name});
+      Config reloaded = parse_config(dump_config(config), "dump.yaml");
+      EXPECT_TRUE(reloaded == config) << key << "=" << name;
+      EXPECT_NE(dump_config(reloaded).find(key.substr(key.find('.') + 1) + ": " + name),
+                std::string::npos)
+          << key << "=" << name;
+    }
+    // A name of no choice is refused with every allowed one, at the override that gave it.
+    std::string message = usage_error([&] { parse_config("", "x", {key + "=nonsense"}); });
+    EXPECT_NE(message.find(key + ": expected one of " + names[0] + ", " + names[1]),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("found 'nonsense'"), std::string::npos) << message;
+  }
+}
+
+TEST(Config, AChoicePrintsAsItsName) {
+  EXPECT_EQ(fmt::format("{}", tts::config::Precision::kBf16), "bf16");
+  EXPECT_EQ(tts::config::choice_name(tts::config::Backend::kAuto), "auto");
+  std::ostringstream out;
+  out << tts::config::LossNormalization::kPaddedBatch;
+  EXPECT_EQ(out.str(), "padded_batch");
+  EXPECT_EQ(tts::config::parse_choice<tts::config::Device>("cuda"), tts::config::Device::kCuda);
+  EXPECT_EQ(tts::config::parse_choice<tts::config::Device>("gpu"), std::nullopt);
+  EXPECT_THROW(tts::config::require_choice<tts::config::Backend>("mpi", "--backend"), UsageError);
 }

@@ -189,7 +189,7 @@ TEST(Loader, SkipsABadFileWithACountKeepingTheNumberOfSteps) {
 TEST(Loader, BadFileStopsTheRunWhenOnBadFileIsError) {
   for (int workers : {0, 2}) {
     Config config = small_config(workers);
-    config.data.on_bad_file = "error";
+    config.data.on_bad_file = tts::config::OnBadFile::kError;
     auto utterances = tts::test::varied_utterances(8);
     std::string dir = tts::test::make_store(tts::test::temp_dir("ld_error"), config, utterances);
     corrupt(dir, "u003", utterances[3].frames, 81);

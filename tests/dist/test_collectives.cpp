@@ -16,7 +16,7 @@ std::unique_ptr<Communicator> connect(double timeout_s = 30.0) {
   torch::set_num_threads(1);
   config::DistributedOptions options;
   options.timeout_s = timeout_s;
-  return make_communicator(RankInfo::from_env(), options, "gloo");
+  return make_communicator(RankInfo::from_env(), options, tts::config::Backend::kGloo);
 }
 
 // The message of the tts::Error `fn` throws, or "" when it throws none.
@@ -137,7 +137,7 @@ INSTANTIATE_TEST_SUITE_P(TwoAndThreeRanks, Collectives, ::testing::Values(2, 3))
 
 TEST(Communicator, WorldSizeOneIsALocalNoOp) {
   config::DistributedOptions options;
-  auto comm = make_communicator(RankInfo{}, options, "gloo");
+  auto comm = make_communicator(RankInfo{}, options, tts::config::Backend::kGloo);
   EXPECT_EQ(comm->size(), 1);
   EXPECT_EQ(comm->backend(), "local");
   EXPECT_EQ(comm->all_gather({1.0, 2.0}), (std::vector<double>{1.0, 2.0}));
@@ -146,7 +146,9 @@ TEST(Communicator, WorldSizeOneIsALocalNoOp) {
 TEST(Communicator, NcclOnACpuRankIsAUsageError) {
   // Without CUDA in the build, or with train.device cpu in a CUDA build, on any machine.
   config::DistributedOptions options;
-  EXPECT_THROW(make_communicator(RankInfo{}, options, "nccl", "cpu"), UsageError);
+  EXPECT_THROW(make_communicator(RankInfo{}, options, tts::config::Backend::kNccl,
+                                 tts::config::Device::kCpu),
+               UsageError);
 }
 
 }  // namespace

@@ -21,32 +21,39 @@ TEST(RankDevice, CpuAndAutoWithoutCuda) {
   RankInfo info;
   info.local_rank = 1;
   info.local_world_size = 2;
-  EXPECT_EQ(rank_device(info, "cpu", "gloo"), torch::Device(torch::kCPU));
+  EXPECT_EQ(rank_device(info, tts::config::Device::kCpu, tts::config::Backend::kGloo),
+            torch::Device(torch::kCPU));
   if (torch::cuda::is_available()) {
     const int gpus = static_cast<int>(torch::cuda::device_count());
-    EXPECT_EQ(rank_device(info, "auto", "gloo"),
+    EXPECT_EQ(rank_device(info, tts::config::Device::kAuto, tts::config::Backend::kGloo),
               torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(1 % gpus)));
   } else {
-    EXPECT_EQ(rank_device(info, "auto", "gloo"), torch::Device(torch::kCPU));
-    EXPECT_THROW(rank_device(info, "cuda", "gloo"), UsageError);
-    EXPECT_THROW(rank_device(info, "auto", "nccl"), UsageError);
+    EXPECT_EQ(rank_device(info, tts::config::Device::kAuto, tts::config::Backend::kGloo),
+              torch::Device(torch::kCPU));
+    EXPECT_THROW(rank_device(info, tts::config::Device::kCuda, tts::config::Backend::kGloo),
+                 UsageError);
+    EXPECT_THROW(rank_device(info, tts::config::Device::kAuto, tts::config::Backend::kNccl),
+                 UsageError);
   }
-  EXPECT_THROW(rank_device(info, "tpu", "gloo"), UsageError);
-  EXPECT_THROW(rank_device(info, "cpu", "nccl"), UsageError);
+  EXPECT_THROW(rank_device(info, tts::config::Device::kCpu, tts::config::Backend::kNccl),
+               UsageError);
 }
 
 TEST(RankDevice, TheCommunicatorsDeviceIsTheRanks) {
   config::DistributedOptions options;
   RankInfo info;
-  auto comm = make_communicator(info, options, "gloo", "auto");
-  EXPECT_EQ(comm->device(), rank_device(info, "auto", "gloo"));
+  auto comm =
+      make_communicator(info, options, tts::config::Backend::kGloo, tts::config::Device::kAuto);
+  EXPECT_EQ(comm->device(),
+            rank_device(info, tts::config::Device::kAuto, tts::config::Backend::kGloo));
 }
 
 TEST(Communicator, OneRankCanUseARealProcessGroup) {
   config::DistributedOptions options;
   options.timeout_s = 10;
-  auto comm = make_communicator(RankInfo{}, options, "gloo", "cpu",
-                                /*process_group_for_one_rank=*/true);
+  auto comm =
+      make_communicator(RankInfo{}, options, tts::config::Backend::kGloo, tts::config::Device::kCpu,
+                        /*process_group_for_one_rank=*/true);
   EXPECT_EQ(comm->backend(), "gloo");
   EXPECT_EQ(comm->size(), 1);
   std::vector<torch::Tensor> t{torch::full({3}, 2.0)};
@@ -71,7 +78,7 @@ TEST(WaitForAll, OneRankMayWorkAlonePastTheTimeout) {
     torch::set_num_threads(1);
     config::DistributedOptions options;
     options.timeout_s = kTimeout;
-    auto comm = make_communicator(RankInfo::from_env(), options, "gloo");
+    auto comm = make_communicator(RankInfo::from_env(), options, tts::config::Backend::kGloo);
     for (int round = 0; round < 2; ++round) {
       if (rank == 0 && round == 0) {
         std::this_thread::sleep_for(std::chrono::duration<double>(2 * kTimeout));
@@ -92,7 +99,7 @@ TEST(WaitForAll, ARankThatDiesMeanwhileIsNamed) {
         torch::set_num_threads(1);
         config::DistributedOptions options;
         options.timeout_s = kTimeout;
-        auto comm = make_communicator(RankInfo::from_env(), options, "gloo");
+        auto comm = make_communicator(RankInfo::from_env(), options, tts::config::Backend::kGloo);
         comm->all_gather({1.0});
         if (rank == 2) std::raise(SIGKILL);
         try {

@@ -31,7 +31,7 @@ std::vector<int> lose_a_rank(int world, int victim, const std::string& how,
         torch::set_num_threads(1);
         config::DistributedOptions options;
         options.timeout_s = kTimeout;
-        auto comm = make_communicator(RankInfo::from_env(), options, "gloo");
+        auto comm = make_communicator(RankInfo::from_env(), options, tts::config::Backend::kGloo);
         std::vector<torch::Tensor> t{torch::ones({1000})};
         comm->all_reduce_sum(t);
         if (rank == victim) {
@@ -92,7 +92,7 @@ TEST(Faults, RendezvousWithAMissingRankTimesOut) {
     options.timeout_s = 1.0;
     // Exit codes of their own (the watchdog's is 1): 5 = no error, 4 = another message.
     try {
-      make_communicator(RankInfo::from_env(), options, "gloo");
+      make_communicator(RankInfo::from_env(), options, tts::config::Backend::kGloo);
       _exit(5);
     } catch (const Error& e) {
       const std::string message = e.what();
@@ -119,7 +119,7 @@ TEST(Faults, RendezvousWithoutTheOtherRanksEndsWithinTheTimeout) {
         setenv("WORLD_SIZE", "2", 1);
         config::DistributedOptions options;
         options.timeout_s = kRendezvousTimeout;
-        make_communicator(RankInfo::from_env(), options, "gloo");
+        make_communicator(RankInfo::from_env(), options, tts::config::Backend::kGloo);
         ADD_FAILURE() << "rendezvous succeeded without rank 1";
       },
       /*limit_s=*/2 * kRendezvousTimeout + 1);
@@ -142,7 +142,7 @@ TEST(Faults, SigtermEndsTheRendezvous) {
     config::DistributedOptions options;
     options.timeout_s = 60;
     try {
-      make_communicator(RankInfo::from_env(), options, "gloo");
+      make_communicator(RankInfo::from_env(), options, tts::config::Backend::kGloo);
     } catch (const std::exception&) {
       _exit(kThrew);
     }

@@ -60,7 +60,7 @@ TEST_P(Reducer, MatchesOneProcessOnTheConcatenatedBatch) {
     options.timeout_s = 30;
     options.bucket_mb = c.bucket_mb;
     options.first_bucket_mb = c.bucket_mb / 2;
-    auto comm = make_communicator(RankInfo::from_env(), options, "gloo");
+    auto comm = make_communicator(RankInfo::from_env(), options, tts::config::Backend::kGloo);
 
     torch::manual_seed(rank);
     Mlp net;
@@ -139,7 +139,7 @@ TEST(ReducerStop, OneRanksWishReachesEveryRankAtTheSameStep) {
     torch::set_num_threads(1);
     config::DistributedOptions options;
     options.timeout_s = 30;
-    auto comm = make_communicator(RankInfo::from_env(), options, "gloo");
+    auto comm = make_communicator(RankInfo::from_env(), options, tts::config::Backend::kGloo);
     torch::manual_seed(0);
     Mlp net;
     GradientReducer reducer(net.parameters(), *comm, options);
@@ -163,7 +163,7 @@ TEST(ReducerBuckets, FirstBucketIsSmallerAndOrderIsReverseRegistration) {
     config::DistributedOptions options;
     options.bucket_mb = 0.0004;        // 100 floats
     options.first_bucket_mb = 0.0001;  // 25 floats
-    auto comm = make_communicator(RankInfo{}, options, "gloo");
+    auto comm = make_communicator(RankInfo{}, options, tts::config::Backend::kGloo);
     std::vector<torch::Tensor> params{
         torch::zeros({60}, torch::requires_grad()), torch::zeros({50}, torch::requires_grad()),
         torch::zeros({40}, torch::requires_grad()), torch::zeros({10}, torch::requires_grad()),

@@ -12,7 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)quiet;
   std::string path = tts::fuzz::write_input(data, size, ".wav");
   tts::config::AudioOptions options;
-  options.channels = "mix";
+  options.channels = tts::config::Channels::kMix;
   tts::fuzz::expect_success_or_error([&] { tts::audio::read_audio(path, options); });
   return 0;
 }

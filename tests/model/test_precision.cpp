@@ -60,21 +60,21 @@ double cosine(const std::vector<torch::Tensor>& a, const std::vector<torch::Tens
 TEST(AutocastScope, Bf16TurnsAutocastOnAndRestoresTheStateNested) {
   ASSERT_EQ(product_dtype(), torch::kFloat);
   {
-    AutocastScope fp32(kCpu, "fp32");  // does nothing
+    AutocastScope fp32(kCpu, tts::config::Precision::kFp32);  // does nothing
     EXPECT_EQ(product_dtype(), torch::kFloat);
   }
   {
-    AutocastScope outer(kCpu, "bf16");
+    AutocastScope outer(kCpu, tts::config::Precision::kBf16);
     EXPECT_EQ(product_dtype(), torch::kBFloat16);
     {
-      AutocastScope inner(kCpu, "bf16");
+      AutocastScope inner(kCpu, tts::config::Precision::kBf16);
       EXPECT_EQ(product_dtype(), torch::kBFloat16);
     }
     EXPECT_EQ(product_dtype(), torch::kBFloat16) << "the inner scope switched the outer one off";
   }
   EXPECT_EQ(product_dtype(), torch::kFloat);
   try {  // an exception inside the scope leaves autocast off too
-    AutocastScope autocast(kCpu, "bf16");
+    AutocastScope autocast(kCpu, tts::config::Precision::kBf16);
     throw std::runtime_error("inside");
   } catch (const std::runtime_error&) {
   }
@@ -83,19 +83,20 @@ TEST(AutocastScope, Bf16TurnsAutocastOnAndRestoresTheStateNested) {
 
 TEST(AutocastScope, ThisLibtorchCanRunBf16OnTheCpuAndOtherPrecisionsAreRefused) {
   tts::config::TrainOptions train;
-  train.precision = "bf16";
+  train.precision = tts::config::Precision::kBf16;
   EXPECT_NO_THROW(tts::model::check_precision(train, kCpu));
-  train.precision = "fp16";
+  // Another precision is refused where the config is read, naming the file and line.
   try {
-    tts::model::check_precision(train, kCpu);
+    tts::config::parse_config("train:\n  precision: fp16\n", "x.yaml", {});
     ADD_FAILURE() << "fp16 accepted";
   } catch (const tts::UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("expected fp32 or bf16"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("expected one of fp32, bf16"), std::string::npos)
+        << e.what();
   }
   // A config with bf16 is valid (it was refused before autocast was implemented).
   tts::config::Config config =
       tts::config::parse_config("train:\n  precision: bf16\n", "x.yaml", {});
-  EXPECT_EQ(config.train.precision, "bf16");
+  EXPECT_EQ(config.train.precision, tts::config::Precision::kBf16);
 }
 
 TEST(Bf16Nodes, StepLinearMultipliesInBf16AndSumsTheWeightGradientInFp32) {
@@ -106,7 +107,7 @@ TEST(Bf16Nodes, StepLinearMultipliesInBf16AndSumsTheWeightGradientInFp32) {
   for (int i = 0; i < 5; ++i) inputs.push_back(torch::randn({3, 16}, torch::requires_grad()));
   torch::Tensor probe = torch::randn({3, 24});
 
-  auto run = [&](const std::string& precision) {
+  auto run = [&](tts::config::Precision precision) {
     // The forward under autocast, the backward after it, as in training.
     std::optional<AutocastScope> autocast(std::in_place, kCpu, precision);
     tts::model::StepWeight w = tts::model::make_step_weight(weight);
@@ -122,8 +123,8 @@ TEST(Bf16Nodes, StepLinearMultipliesInBf16AndSumsTheWeightGradientInFp32) {
     std::vector<torch::Tensor> grads = torch::autograd::grad({loss}, {weight, bias, inputs[0]});
     return std::make_tuple(w.weight.scalar_type(), dtypes, grads, loss.item<double>());
   };
-  auto [w32, dtypes32, grads32, loss32] = run("fp32");
-  auto [w16, dtypes16, grads16, loss16] = run("bf16");
+  auto [w32, dtypes32, grads32, loss32] = run(tts::config::Precision::kFp32);
+  auto [w16, dtypes16, grads16, loss16] = run(tts::config::Precision::kBf16);
   EXPECT_EQ(w32, torch::kFloat);
   EXPECT_EQ(w16, torch::kBFloat16);
   for (auto dtype : dtypes16) EXPECT_EQ(dtype, torch::kBFloat16);
@@ -138,7 +139,7 @@ TEST(Bf16Nodes, StepLinearMultipliesInBf16AndSumsTheWeightGradientInFp32) {
 
 TEST(Bf16Nodes, LstmCellAndAttentionComputeInFp32WhateverTheirInputs) {
   torch::manual_seed(4);
-  AutocastScope autocast(kCpu, "bf16");
+  AutocastScope autocast(kCpu, tts::config::Precision::kBf16);
   torch::Tensor gates = torch::randn({3, 20}).to(torch::kBFloat16).requires_grad_();
   torch::Tensor cell = torch::randn({3, 5});
   auto [h, c] = tts::model::lstm_cell_pointwise(gates, cell, {});
@@ -186,7 +187,7 @@ TEST(Bf16Model, ForwardAndBackwardGiveFp32LossesAndGradientsCloseToFp32s) {
   tts::config::TrainOptions train;
   train.guided_attention_weight = 1.0;
 
-  auto run = [&](const std::string& precision) {
+  auto run = [&](tts::config::Precision precision) {
     train.precision = precision;
     model->zero_grad();
     tts::model::TacotronOutput out = tts::model::forward_in_precision(
@@ -209,8 +210,8 @@ TEST(Bf16Model, ForwardAndBackwardGiveFp32LossesAndGradientsCloseToFp32s) {
     }
     return std::make_pair(loss.total.item<double>(), grads);
   };
-  auto [loss32, grads32] = run("fp32");
-  auto [loss16, grads16] = run("bf16");
+  auto [loss32, grads32] = run(tts::config::Precision::kFp32);
+  auto [loss16, grads16] = run(tts::config::Precision::kBf16);
   ASSERT_EQ(grads32.size(), grads16.size());
   EXPECT_NEAR(loss16, loss32, 0.02 * loss32);
   EXPECT_GT(cosine(grads16, grads32), 0.99);

@@ -307,7 +307,7 @@ TEST(Loss, MatchesHandComputedValues) {
   EXPECT_NEAR(mse.mel.item<double>(), (1.0 + 4.0) / 2, 1e-6);
   // BCE(0, 0) = log 2; with pos_weight 3, BCE(0, 1) = 3 log 2.
   EXPECT_NEAR(mse.gate.item<double>(), (std::log(2.0) + 3 * std::log(2.0)) / 2, 1e-6);
-  train.loss = "l1";
+  train.loss = tts::config::MelLoss::kL1;
   auto l1 = tts::model::compute_loss(out, {target, lengths, stop, {}}, torch::tensor({2}), train);
   EXPECT_NEAR(l1.mel.item<double>(), (1.0 + 2.0) / 2, 1e-6);
 }
@@ -327,7 +327,7 @@ TEST(Loss, PaddedBatchNormalizationIsNvidiasMeanOverThePaddedBatch) {
   torch::Tensor stop = torch::tensor({{0.0f, 1.0f, 1.0f, 1.0f}, {0.0f, 0.0f, 0.0f, 1.0f}});
   TacotronOutput out{mel, postnet, gate, torch::full({2, 4, 3}, 1.0f / 3), {}, lengths, 1};
   tts::config::TrainOptions train;
-  train.loss_normalization = "padded_batch";
+  train.loss_normalization = tts::config::LossNormalization::kPaddedBatch;
   auto ours =
       tts::model::compute_loss(out, {target, lengths, stop, {}}, torch::tensor({3, 2}), train);
   torch::Tensor masked_mel = mel * valid.unsqueeze(2);
@@ -341,7 +341,7 @@ TEST(Loss, PaddedBatchNormalizationIsNvidiasMeanOverThePaddedBatch) {
   EXPECT_NEAR(ours.gate.item<double>(), gate_loss, 1e-6);
   EXPECT_NEAR(ours.total.item<double>(), mel_loss + postnet_loss + gate_loss, 1e-5);
   // real_frames averages over the 6 real frames instead of the 8 padded ones.
-  train.loss_normalization = "real_frames";
+  train.loss_normalization = tts::config::LossNormalization::kRealFrames;
   auto real =
       tts::model::compute_loss(out, {target, lengths, stop, {}}, torch::tensor({3, 2}), train);
   EXPECT_NEAR(real.mel.item<double>(), mel_loss * 8.0 / 6.0, 1e-6);

@@ -20,8 +20,8 @@ const std::string kFixture = std::string(TTS_TEST_DATA_DIR) + "/nvidia_tacotron2
 tts::text::TextProcessor nvidia_processor() {
   tts::config::TextOptions options;
   options.cleaners = {"english_cleaners"};
-  options.symbol_set = "nvidia";
-  options.unknown = "error";
+  options.symbol_set = tts::config::SymbolSet::kNvidia;
+  options.unknown = tts::config::UnknownCharacters::kError;
   return tts::text::TextProcessor(options);
 }
 
@@ -33,14 +33,14 @@ std::vector<int64_t> npy_ids(const std::string& path) {
 }  // namespace
 
 TEST(NvidiaSymbols, TableIsNvidiasInItsOrder) {
-  const auto& table = tts::text::symbol_table("nvidia");
+  const auto& table = tts::text::symbol_table(tts::config::SymbolSet::kNvidia);
   ASSERT_EQ(table.size(), 148u);
   std::string characters;
   for (size_t id = 0; id < 64; ++id) characters += table[id];
   EXPECT_EQ(characters, "_-!'(),.:;? ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz");
   EXPECT_EQ(table[64], "@AA");
   EXPECT_EQ(table[147], "@ZH");
-  EXPECT_FALSE(tts::text::has_eos("nvidia"));
+  EXPECT_FALSE(tts::text::has_eos(tts::config::SymbolSet::kNvidia));
 }
 
 TEST(NvidiaSymbols, FixtureSentencesGiveNvidiasIds) {

@@ -18,28 +18,29 @@ TextOptions options(std::vector<std::string> cleaners = {"english_cleaners"},
                     std::string symbol_set = "english", std::string unknown = "drop") {
   TextOptions o;
   o.cleaners = std::move(cleaners);
-  o.symbol_set = std::move(symbol_set);
-  o.unknown = std::move(unknown);
+  o.symbol_set = tts::config::require_choice<tts::config::SymbolSet>(symbol_set, "symbol_set");
+  o.unknown = tts::config::require_choice<tts::config::UnknownCharacters>(unknown, "unknown");
   return o;
 }
 
 }  // namespace
 
 TEST(Symbols, TablesHavePadAndEosFirstAndNoDuplicates) {
-  for (const auto& name : tts::text::symbol_set_names()) {
-    const auto& table = tts::text::symbol_table(name);
+  using tts::config::SymbolSet;
+  for (const auto& name : tts::config::choice_names<SymbolSet>()) {
+    const SymbolSet set = *tts::config::parse_choice<SymbolSet>(name);
+    const auto& table = tts::text::symbol_table(set);
     ASSERT_GT(table.size(), 2u);
     EXPECT_EQ(table[0], "_");
-    EXPECT_EQ(table[1] == "~", tts::text::has_eos(name)) << name;
-    EXPECT_EQ(tts::text::has_eos(name), name != "nvidia") << name;
+    EXPECT_EQ(table[1] == "~", tts::text::has_eos(set)) << name;
+    EXPECT_EQ(tts::text::has_eos(set), set != SymbolSet::kNvidia) << name;
     EXPECT_EQ(std::set<std::string>(table.begin(), table.end()).size(), table.size()) << name;
-    EXPECT_EQ(tts::text::symbol_count(name), static_cast<int64_t>(table.size()));
+    EXPECT_EQ(tts::text::symbol_count(set), static_cast<int64_t>(table.size()));
   }
   // pad, eos, 12 punctuation marks and space, 52 letters; plus 84 ARPAbet phonemes.
-  EXPECT_EQ(tts::text::symbol_count("english"), 2 + 12 + 52);
-  EXPECT_EQ(tts::text::symbol_count("english_arpabet"), 2 + 12 + 52 + 84);
-  EXPECT_EQ(tts::text::symbol_count("nvidia"), 148);
-  EXPECT_THROW(tts::text::symbol_count("klingon"), tts::UsageError);
+  EXPECT_EQ(tts::text::symbol_count(SymbolSet::kEnglish), 2 + 12 + 52);
+  EXPECT_EQ(tts::text::symbol_count(SymbolSet::kEnglishArpabet), 2 + 12 + 52 + 84);
+  EXPECT_EQ(tts::text::symbol_count(SymbolSet::kNvidia), 148);
 }
 
 TEST(TextProcessor, UnknownCleanerIsAUsageErrorNamingTheValidOnes) {
@@ -68,7 +69,7 @@ TEST(TextProcessor, IdsEndWithEosAndRoundTrip) {
   TextProcessor processor(options());
   EXPECT_EQ(processor.pad_id(), 0);
   EXPECT_EQ(processor.eos_id(), 1);
-  EXPECT_EQ(processor.num_symbols(), tts::text::symbol_count("english"));
+  EXPECT_EQ(processor.num_symbols(), tts::text::symbol_count(tts::config::SymbolSet::kEnglish));
   std::string cleaned = processor.clean("Mr. Neild's \"State of Prisons\", published in 1812.");
   EXPECT_EQ(cleaned, "mister neild's \"state of prisons\", published in eighteen twelve.");
   std::vector<int64_t> ids = processor.to_ids(cleaned);

@@ -13,7 +13,7 @@ TEST(LearningRate, ConstantIsTheConfiguredRate) {
 
 TEST(LearningRate, ExponentialDecaysAfterTheStartAndStopsAtTheFloor) {
   tts::config::TrainOptions options;
-  options.lr_schedule = "exponential";
+  options.lr_schedule = tts::config::LrSchedule::kExponential;
   options.learning_rate = 1e-3;
   options.lr_decay_start = 40000;
   options.lr_decay_steps = 18000;
@@ -27,7 +27,7 @@ TEST(LearningRate, ExponentialDecaysAfterTheStartAndStopsAtTheFloor) {
 
 TEST(LearningRate, NoamWarmsUpLinearlyToThePeakThenDecaysAsInverseSqrt) {
   tts::config::TrainOptions options;
-  options.lr_schedule = "noam";
+  options.lr_schedule = tts::config::LrSchedule::kNoam;
   options.learning_rate = 1e-3;
   options.warmup_steps = 100;
   EXPECT_NEAR(learning_rate_at(options, 50), 5e-4, 1e-12);

@@ -20,9 +20,9 @@ double mel_to_hz(double mel, bool htk);
 
 class MelFilterbank {
  public:
-  // mel_scale: "slaney" or "htk"; norm: "slaney" or "none".
+  // mel_scale: slaney (librosa's default) or htk; norm: slaney (area) or none.
   MelFilterbank(int sample_rate, int n_fft, int n_mels, double fmin, double fmax,
-                const std::string& mel_scale, const std::string& norm);
+                config::MelScale mel_scale, config::MelNorm norm);
   explicit MelFilterbank(const config::AudioOptions& options);
 
   // [n_mels, n_fft/2+1] float32, CPU (computed in double, like librosa, then rounded).
@@ -34,7 +34,7 @@ class MelFilterbank {
   // the pseudo-inverse, clamped at 1e-10 (Rayhane's _mel_to_linear); "nnls": non-negative least
   // squares min ||x B^T - mel|| over x >= 0 (librosa.feature.inverse.mel_to_stft), solved by
   // accelerated projected gradient from the clamped pseudo-inverse.
-  torch::Tensor to_linear(const torch::Tensor& mel, const std::string& method) const;
+  torch::Tensor to_linear(const torch::Tensor& mel, config::MelInverse method) const;
 
  private:
   torch::Tensor basis_;

@@ -17,9 +17,9 @@ namespace tts::audio {
 
 class Stft {
  public:
-  // pad_mode: "reflect" or "constant".
+  // pad_mode: reflect (numpy's, the edge sample excluded) or constant (zeros).
   Stft(int64_t n_fft, int64_t hop_length, int64_t win_length, bool center,
-       const std::string& pad_mode);
+       config::PadMode pad_mode);
   explicit Stft(const config::AudioOptions& options);
 
   // [samples] float32 -> [frames, n_fft/2+1] complex64. The signal must hold at least n_fft
@@ -47,7 +47,7 @@ class Stft {
   int64_t n_fft_;
   int64_t hop_length_;
   bool center_;
-  std::string pad_mode_;
+  config::PadMode pad_mode_;
   torch::Tensor window_;  // [n_fft] float32, CPU
   // The window's non-zero span [window_begin_, window_end_) as floats, for the FFTW path.
   std::vector<float> window_values_;

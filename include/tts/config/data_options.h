@@ -8,6 +8,10 @@
 
 namespace tts::config {
 
+// What the loader does with a feature file that fails its checks.
+enum class OnBadFile { kSkip, kError };
+TTS_CHOICE_NAMES(OnBadFile, {OnBadFile::kSkip, "skip"}, {OnBadFile::kError, "error"});
+
 struct DataOptions {
   // Each field's meaning is documented once, in visit(); dumped configs carry it as a comment.
   double val_size = 100;
@@ -18,7 +22,7 @@ struct DataOptions {
   int num_workers = 2;
   int prefetch_batches = 4;
   int sort_pool_batches = 32;
-  std::string on_bad_file = "skip";
+  OnBadFile on_bad_file = OnBadFile::kSkip;
   bool pin_memory = true;
 
   template <class V>
@@ -33,8 +37,7 @@ struct DataOptions {
     v("prefetch_batches", prefetch_batches, "batches loaded ahead of the training step");
     v("sort_pool_batches", sort_pool_batches,
       "the sampler sorts by length within pools of this many global batches");
-    v("on_bad_file", on_bad_file, "a feature file that fails its checks: skip (counted) or error",
-      Choices{"skip", "error"});
+    v("on_bad_file", on_bad_file, "a feature file that fails its checks: skip (counted) or error");
     v("pin_memory", pin_memory,
       "on CUDA, load batches into page-locked memory for non-blocking copies");
   }

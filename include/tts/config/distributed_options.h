@@ -7,9 +7,14 @@
 
 namespace tts::config {
 
+// The collective backend: auto picks NCCL for CUDA and Gloo for the CPU.
+enum class Backend { kAuto, kGloo, kNccl };
+TTS_CHOICE_NAMES(Backend, {Backend::kAuto, "auto"}, {Backend::kGloo, "gloo"},
+                 {Backend::kNccl, "nccl"});
+
 struct DistributedOptions {
   // Each field's meaning is documented once, in visit(); dumped configs carry it as a comment.
-  std::string backend = "auto";
+  Backend backend = Backend::kAuto;
   double timeout_s = 60.0;
   double bucket_mb = 25.0;
   double first_bucket_mb = 1.0;
@@ -20,8 +25,7 @@ struct DistributedOptions {
 
   template <class V>
   void visit(V& v) {
-    v("backend", backend, "auto (nccl on CUDA, gloo on CPU), gloo or nccl",
-      Choices{"auto", "gloo", "nccl"});
+    v("backend", backend, "auto (nccl on CUDA, gloo on CPU), gloo or nccl");
     v("timeout_s", timeout_s, "a lost or stuck rank stops all others within this time, s");
     v("bucket_mb", bucket_mb, "gradient bucket size for overlapped all-reduce, MB");
     v("first_bucket_mb", first_bucket_mb, "size of the first (last-layer) bucket, MB");

@@ -8,11 +8,19 @@
 
 namespace tts::config {
 
+enum class SymbolSet { kEnglish, kEnglishArpabet, kNvidia };
+TTS_CHOICE_NAMES(SymbolSet, {SymbolSet::kEnglish, "english"},
+                 {SymbolSet::kEnglishArpabet, "english_arpabet"}, {SymbolSet::kNvidia, "nvidia"});
+// What happens to characters outside the symbol set.
+enum class UnknownCharacters { kDrop, kError };
+TTS_CHOICE_NAMES(UnknownCharacters, {UnknownCharacters::kDrop, "drop"},
+                 {UnknownCharacters::kError, "error"});
+
 struct TextOptions {
   // Each field's meaning is documented once, in visit(); dumped configs carry it as a comment.
   std::vector<std::string> cleaners{"english_cleaners"};
-  std::string symbol_set = "english";
-  std::string unknown = "drop";
+  SymbolSet symbol_set = SymbolSet::kEnglish;
+  UnknownCharacters unknown = UnknownCharacters::kDrop;
 
   template <class V>
   void visit(V& v) {
@@ -22,10 +30,8 @@ struct TextOptions {
       "read them)");
     v("symbol_set", symbol_set,
       "symbol table: english (letters, punctuation), "
-      "english_arpabet (plus ARPAbet phonemes) or nvidia (NVIDIA/tacotron2's 148 symbols)",
-      Choices{"english", "english_arpabet", "nvidia"});
-    v("unknown", unknown, "characters outside the symbol set: drop (warn once each) or error",
-      Choices{"drop", "error"});
+      "english_arpabet (plus ARPAbet phonemes) or nvidia (NVIDIA/tacotron2's 148 symbols)");
+    v("unknown", unknown, "characters outside the symbol set: drop (warn once each) or error");
   }
   void validate() const;
 };

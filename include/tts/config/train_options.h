@@ -9,6 +9,25 @@
 
 namespace tts::config {
 
+// Where training runs: auto is CUDA when available, else the CPU.
+enum class Device { kAuto, kCpu, kCuda };
+TTS_CHOICE_NAMES(Device, {Device::kAuto, "auto"}, {Device::kCpu, "cpu"}, {Device::kCuda, "cuda"});
+enum class Precision { kFp32, kBf16 };
+TTS_CHOICE_NAMES(Precision, {Precision::kFp32, "fp32"}, {Precision::kBf16, "bf16"});
+// How the CPU's recurrent per-step products run (see train.step_products).
+enum class StepProducts { kKernel, kGemm, kFastest };
+TTS_CHOICE_NAMES(StepProducts, {StepProducts::kKernel, "kernel"}, {StepProducts::kGemm, "gemm"},
+                 {StepProducts::kFastest, "fastest"});
+enum class LrSchedule { kConstant, kExponential, kNoam };
+TTS_CHOICE_NAMES(LrSchedule, {LrSchedule::kConstant, "constant"},
+                 {LrSchedule::kExponential, "exponential"}, {LrSchedule::kNoam, "noam"});
+// The error of the mel (and linear) outputs.
+enum class MelLoss { kMse, kL1 };
+TTS_CHOICE_NAMES(MelLoss, {MelLoss::kMse, "mse"}, {MelLoss::kL1, "l1"});
+enum class LossNormalization { kRealFrames, kPaddedBatch };
+TTS_CHOICE_NAMES(LossNormalization, {LossNormalization::kRealFrames, "real_frames"},
+                 {LossNormalization::kPaddedBatch, "padded_batch"});
+
 struct TrainOptions {
   // Each field's meaning is documented once, in visit(); dumped configs carry it as a comment.
   int batch_size = 64;
@@ -16,12 +35,12 @@ struct TrainOptions {
   int64_t max_steps = 0;
   int max_epochs = 500;
   int64_t seed = 1234;
-  std::string device = "auto";
-  std::string precision = "fp32";
+  Device device = Device::kAuto;
+  Precision precision = Precision::kFp32;
   bool tf32 = false;
-  std::string step_products = "kernel";
+  StepProducts step_products = StepProducts::kKernel;
   double learning_rate = 1e-3;
-  std::string lr_schedule = "constant";
+  LrSchedule lr_schedule = LrSchedule::kConstant;
   int64_t lr_decay_start = 50000;
   int64_t lr_decay_steps = 50000;
   double lr_decay_rate = 0.5;
@@ -32,8 +51,8 @@ struct TrainOptions {
   double adam_beta2 = 0.999;
   double adam_eps = 1e-6;
   double grad_clip_thresh = 1.0;
-  std::string loss = "mse";
-  std::string loss_normalization = "real_frames";
+  MelLoss loss = MelLoss::kMse;
+  LossNormalization loss_normalization = LossNormalization::kRealFrames;
   double stop_pos_weight = 1.0;
   double guided_attention_sigma = 0.2;
   double guided_attention_weight = 0.0;
@@ -57,24 +76,21 @@ struct TrainOptions {
     v("max_steps", max_steps, "stop after this many optimizer steps; 0 = no limit");
     v("max_epochs", max_epochs, "stop after this many epochs");
     v("seed", seed, "seed of initialization, dropout and the sampler");
-    v("device", device, "auto (CUDA when available), cpu or cuda", Choices{"auto", "cpu", "cuda"});
+    v("device", device, "auto (CUDA when available), cpu or cuda");
     v("precision", precision,
       "fp32, or bf16: mixed precision by autocast (products and convolutions of the training "
-      "forward in bf16; parameters, gradients, optimizer and losses in fp32); CPU and CUDA",
-      Choices{"fp32", "bf16"});
+      "forward in bf16; parameters, gradients, optimizer and losses in fp32); CPU and CUDA");
     v("step_products", step_products,
       "CPU: how the recurrent per-step products run: kernel (our small-batch kernel wherever it "
       "applies, up to 128 rows, else the BLAS) or gemm (always the BLAS): one path, so runs, "
       "ranks and resumed runs round alike; fastest (each shape timed once per process against "
       "the BLAS: two processes may choose differently, so a resumed run or another rank may "
-      "round differently)",
-      Choices{"kernel", "gemm", "fastest"});
+      "round differently)");
     v("tf32", tf32,
       "CUDA: fp32 matrix products and convolutions in TF32 on Ampere+ GPUs (faster, ~1e-3 "
       "relative error in the products); no effect on the CPU");
     v("learning_rate", learning_rate, "initial (or peak, for noam) learning rate");
-    v("lr_schedule", lr_schedule, "constant, exponential (Rayhane) or noam (warm-up)",
-      Choices{"constant", "exponential", "noam"});
+    v("lr_schedule", lr_schedule, "constant, exponential (Rayhane) or noam (warm-up)");
     v("lr_decay_start", lr_decay_start, "exponential: step at which decay starts");
     v("lr_decay_steps", lr_decay_steps, "exponential: steps per factor of lr_decay_rate");
     v("lr_decay_rate", lr_decay_rate, "exponential: decay factor per lr_decay_steps");
@@ -85,13 +101,12 @@ struct TrainOptions {
     v("adam_beta2", adam_beta2, "Adam beta2");
     v("adam_eps", adam_eps, "Adam epsilon");
     v("grad_clip_thresh", grad_clip_thresh, "global gradient-norm clip; 0 = off");
-    v("loss", loss, "mel loss: mse or l1", Choices{"mse", "l1"});
+    v("loss", loss, "mel loss: mse or l1");
     v("loss_normalization", loss_normalization,
       "real_frames: each loss a mean over the real (unpadded) frames of the global batch, so an "
       "utterance's weight does not depend on what it is batched with (W ranks x B train exactly "
       "as 1 x W*B); padded_batch: as NVIDIA's Tacotron2Loss, each a mean over every element of "
-      "each rank's padded batch (B x T_max), averaged over the ranks",
-      Choices{"real_frames", "padded_batch"});
+      "each rank's padded batch (B x T_max), averaged over the ranks");
     v("stop_pos_weight", stop_pos_weight, "BCE weight of positive stop-token targets");
     v("guided_attention_sigma", guided_attention_sigma, "guided-attention loss width");
     v("guided_attention_weight", guided_attention_weight, "guided-attention loss weight; 0 = off");

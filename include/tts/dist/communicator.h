@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tts/config/distributed_options.h"
+#include "tts/config/train_options.h"
 #include "tts/dist/rank_info.h"
 
 namespace tts::dist {
@@ -58,21 +59,20 @@ class Communicator {
 // MASTER_PORT it then hosts its store on a free loopback port). Otherwise: rendezvous through a
 // c10d TCPStore at info.master_addr:master_port (rank 0 hosts it), then a Gloo or NCCL process
 // group; options.timeout_s bounds the rendezvous and every collective.
-// `backend` is "gloo", "nccl" or "auto"; `device` is "cpu", "cuda" or "auto" (train.device): see
-// rank_device(). Throws UsageError for an unknown or unavailable backend or device, tts::Error
-// when the rendezvous fails.
+// `backend` (auto resolves with resolve_backend) and `device` (train.device): see rank_device().
+// Throws UsageError for an unavailable backend or device, tts::Error when the rendezvous fails.
 std::unique_ptr<Communicator> make_communicator(const RankInfo& info,
                                                 const config::DistributedOptions& options,
-                                                const std::string& backend,
-                                                const std::string& device = "cpu",
+                                                config::Backend backend,
+                                                config::Device device = config::Device::kCpu,
                                                 bool process_group_for_one_rank = false);
 
-// The device of rank `info` for `device` ("cpu", "cuda" or "auto": CUDA where available) and a
-// resolved `backend`: cuda:local_rank when the node has a GPU per local rank; with fewer GPUs,
-// gloo shares them round robin (local_rank % GPUs) and nccl is refused (NCCL needs one GPU per
-// rank). nccl always needs CUDA. Local ranks come from RankInfo (LOCAL_RANK, SLURM_LOCALID).
-torch::Device rank_device(const RankInfo& info, const std::string& device,
-                          const std::string& backend);
+// The device of rank `info` for `device` (cpu, cuda, or auto: CUDA where available) and a
+// resolved `backend` (gloo or nccl): cuda:local_rank when the node has a GPU per local rank; with
+// fewer GPUs, gloo shares them round robin (local_rank % GPUs) and nccl is refused (NCCL needs one
+// GPU per rank). nccl always needs CUDA. Local ranks come from RankInfo (LOCAL_RANK,
+// SLURM_LOCALID).
+torch::Device rank_device(const RankInfo& info, config::Device device, config::Backend backend);
 
 // CUDA builds: compares the NCCL version libtorch was built with and the nccl.h tts-train was
 // compiled against (ProcessGroupNCCL::Options embeds NCCL's config struct: their layouts must
@@ -80,8 +80,8 @@ torch::Device rank_device(const RankInfo& info, const std::string& device,
 // group runs it before it starts.
 void check_nccl_headers();
 
-// "auto" resolves to "nccl" when CUDA is available to this build and machine, else "gloo";
-// "gloo" and "nccl" are returned as they are.
-std::string resolve_backend(const std::string& configured);
+// auto resolves to nccl when CUDA is available to this build and machine, else gloo; gloo and
+// nccl are returned as they are.
+config::Backend resolve_backend(config::Backend configured);
 
 }  // namespace tts::dist

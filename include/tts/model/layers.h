@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "tts/config/model_options.h"
+#include "tts/config/train_options.h"
 
 namespace tts::model {
 
@@ -55,11 +56,11 @@ StepWeight make_step_weight(const torch::Tensor& first, const torch::Tensor& sec
 torch::Tensor step_linear(const StepWeight& weight, const torch::Tensor& base,
                           const torch::Tensor& x);
 
-// How step_linear computes its per-step products on the CPU: by the faster of its small-batch
-// kernel and libtorch's GEMM (whose speed depends on the BLAS behind it), measured on the first
-// product of each shape in the process (the default); or always by one of them (tests,
-// benchmarks). Process-wide; set it before training starts.
-enum class StepProductPath { kFastest, kKernel, kGemm };
+// How step_linear computes its per-step products on the CPU (train.step_products): always by its
+// small-batch kernel where it applies, always by libtorch's GEMM, or by the faster of the two
+// (whose speed depends on the BLAS behind it), measured on the first product of each shape in
+// the process. Process-wide; set it before training starts. Without a call: kFastest.
+using StepProductPath = config::StepProducts;
 void set_step_product_path(StepProductPath path);
 
 // The widest vector instructions the float kernel may use: the best the CPU has (AVX-512, else

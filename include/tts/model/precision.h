@@ -35,7 +35,7 @@ void check_precision(const config::TrainOptions& train, const torch::Device& dev
 // region, drops the parameters' cached casts. Scopes nest.
 class AutocastScope {
  public:
-  AutocastScope(const torch::Device& device, const std::string& precision);
+  AutocastScope(const torch::Device& device, config::Precision precision);
   ~AutocastScope();
   AutocastScope(const AutocastScope&) = delete;
   AutocastScope& operator=(const AutocastScope&) = delete;

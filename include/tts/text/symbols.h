@@ -10,22 +10,23 @@
 #include <string>
 #include <vector>
 
+#include "tts/config/text_options.h"
+
 namespace tts::text {
+
+using config::SymbolSet;
 
 inline constexpr char kPadSymbol[] = "_";
 inline constexpr char kEosSymbol[] = "~";
 
-// Names accepted by symbol_table() and config key text.symbol_set.
-std::vector<std::string> symbol_set_names();
-
-// The symbols of `symbol_set`, in id order. Throws UsageError naming the valid sets when unknown.
-const std::vector<std::string>& symbol_table(const std::string& symbol_set);
+// The symbols of `symbol_set`, in id order.
+const std::vector<std::string>& symbol_table(SymbolSet symbol_set);
 
 // Whether `symbol_set` has the end-of-sentence mark (id 1) that text ids end with; NVIDIA's has
-// none. Throws like symbol_table().
-bool has_eos(const std::string& symbol_set);
+// none.
+bool has_eos(SymbolSet symbol_set);
 
-// Number of symbols in `symbol_set` (the model's embedding size). Throws like symbol_table().
-int64_t symbol_count(const std::string& symbol_set);
+// Number of symbols in `symbol_set` (the model's embedding size).
+int64_t symbol_count(SymbolSet symbol_set);
 
 }  // namespace tts::text
