@@ -65,8 +65,8 @@ int run_bench(const BenchArgs& args) {
   }
   if (args.threads > 0) torch::set_num_threads(args.threads);
   torch::manual_seed(config.train.seed);
-  model::apply_math_settings(config.train);
-  model::check_precision(config.train, device);
+  model::apply_math_settings(config.train.tf32, config.train.step_products);
+  model::check_precision(config.train.precision, device);
 
   int64_t r = config.model.n_frames_per_step;
   int64_t frames = padded_frames(args.frames, r);
@@ -98,8 +98,9 @@ int run_bench(const BenchArgs& args) {
   for (int i = 0; i <= args.steps; ++i) {  // step 0 warms up
     Stopwatch watch;
     model::TacotronOutput out = model::forward_in_precision(
-        *tacotron, text, text_lengths, targets.mel, targets.mel_lengths, train);
-    torch::Tensor total = model::compute_loss(out, targets, text_lengths, train).total;
+        *tacotron, text, text_lengths, targets.mel, targets.mel_lengths, train.precision);
+    torch::Tensor total =
+        model::compute_loss(out, targets, text_lengths, model::loss_options(train)).total;
     synchronize(device);
     double t_forward = watch.seconds();
     optimizer->zero_grad();

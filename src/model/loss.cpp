@@ -52,8 +52,13 @@ torch::Tensor guided_attention_weights(const torch::Tensor& decoder_lengths,
   return w * valid.to(options);
 }
 
+LossOptions loss_options(const config::TrainOptions& train) {
+  return {train.loss, train.loss_normalization, train.stop_pos_weight,
+          train.guided_attention_weight, train.guided_attention_sigma};
+}
+
 LossParts compute_loss(const TacotronOutput& output, const Targets& targets,
-                       const torch::Tensor& text_lengths, const config::TrainOptions& options) {
+                       const torch::Tensor& text_lengths, const LossOptions& options) {
   const TacotronOutput out = at_least_float(output);  // fp32 losses after a bf16 forward
   check_same_shape(out.mel, targets.mel, "mel");
   check_same_shape(out.gate, targets.stop, "stop");
@@ -94,7 +99,7 @@ LossParts compute_loss(const TacotronOutput& output, const Targets& targets,
 }
 
 torch::Tensor weighted_total(const LossParts& parts, double frame_weight, double pair_weight,
-                             const config::TrainOptions& options) {
+                             const LossOptions& options) {
   torch::Tensor total = parts.frames * frame_weight;
   if (parts.guided_attention.defined()) {
     total = total + parts.guided_attention * (options.guided_attention_weight * pair_weight);

@@ -13,17 +13,17 @@
 
 namespace tts::model {
 
-void apply_math_settings(const config::TrainOptions& train) {
-  at::globalContext().setAllowTF32CuBLAS(train.tf32);
-  at::globalContext().setAllowTF32CuDNN(train.tf32);
-  set_step_product_path(train.step_products);
+void apply_math_settings(bool tf32, config::StepProducts step_products) {
+  at::globalContext().setAllowTF32CuBLAS(tf32);
+  at::globalContext().setAllowTF32CuDNN(tf32);
+  set_step_product_path(step_products);
 }
 
-void check_precision(const config::TrainOptions& train, const torch::Device& device) {
-  if (train.precision == config::Precision::kFp32) return;
+void check_precision(config::Precision precision, const torch::Device& device) {
+  if (precision == config::Precision::kFp32) return;
   std::string found;
   try {
-    AutocastScope autocast(device, train.precision);
+    AutocastScope autocast(device, precision);
     torch::Tensor x = torch::ones({2, 2}, torch::TensorOptions().device(device));
     torch::Tensor y = torch::nn::functional::linear(x, x);
     if (y.scalar_type() == at::kBFloat16) return;
@@ -66,11 +66,10 @@ TacotronOutput at_least_float(const TacotronOutput& out) {
 
 TacotronOutput forward_in_precision(Tacotron2Impl& model, const torch::Tensor& text,
                                     const torch::Tensor& text_lengths, const torch::Tensor& mel,
-                                    const torch::Tensor& mel_lengths,
-                                    const config::TrainOptions& train) {
+                                    const torch::Tensor& mel_lengths, config::Precision precision) {
   TacotronOutput out;
   {
-    AutocastScope autocast(text.device(), train.precision);
+    AutocastScope autocast(text.device(), precision);
     out = model.forward(text, text_lengths, mel, mel_lengths);
   }
   return at_least_float(out);

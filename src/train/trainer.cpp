@@ -103,8 +103,8 @@ Run::Run(const config::Config& config, const TrainArgs& args, dist::Communicator
   dist::check_same_config(config::fingerprint(config), comm_);
 
   torch::manual_seed(static_cast<uint64_t>(config.train.seed));
-  model::apply_math_settings(config.train);
-  model::check_precision(config.train, device_);
+  model::apply_math_settings(config.train.tf32, config.train.step_products);
+  model::check_precision(config.train.precision, device_);
   model_ = model::build_model(config, text_.num_symbols(), phase_at(config, 0).r);
   model_->to(device_);
   optimizer_ = make_adam(model_->parameters(), adam_settings(config.train));
@@ -246,7 +246,8 @@ void Run::train_step(std::vector<data::Batch>& micro_batches) {
     interval_.phases.forward += clock.seconds();
     clock.reset();
     const LossWeights weights = loss_weights(batch);
-    (model::weighted_total(loss, weights.frames, weights.attention_pairs, config_.train) /
+    (model::weighted_total(loss, weights.frames, weights.attention_pairs,
+                           model::loss_options(config_.train)) /
      static_cast<double>(micro_batches.size()))
         .backward();
     interval_.phases.backward += clock.seconds();

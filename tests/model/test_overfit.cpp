@@ -74,7 +74,7 @@ TEST(Overfit, TinyModelLearnsTwoUtterancesWithDiagonalAttention) {
   torch::Tensor mel_len = torch::tensor(mel_lengths);
   tts::model::Targets targets{mel, mel_len, stop, {}};
 
-  tts::config::TrainOptions train;
+  tts::model::LossOptions train = tts::model::loss_options({});
   train.guided_attention_weight = 1.0;
   torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(3e-3));
   double first = 0, last = 0;

@@ -84,7 +84,7 @@ TEST(AutocastScope, Bf16TurnsAutocastOnAndRestoresTheStateNested) {
 TEST(AutocastScope, ThisLibtorchCanRunBf16OnTheCpuAndOtherPrecisionsAreRefused) {
   tts::config::TrainOptions train;
   train.precision = tts::config::Precision::kBf16;
-  EXPECT_NO_THROW(tts::model::check_precision(train, kCpu));
+  EXPECT_NO_THROW(tts::model::check_precision(train.precision, kCpu));
   // Another precision is refused where the config is read, naming the file and line.
   try {
     tts::config::parse_config("train:\n  precision: fp16\n", "x.yaml", {});
@@ -191,12 +191,13 @@ TEST(Bf16Model, ForwardAndBackwardGiveFp32LossesAndGradientsCloseToFp32s) {
     train.precision = precision;
     model->zero_grad();
     tts::model::TacotronOutput out = tts::model::forward_in_precision(
-        *model, text_ids, text_lengths, targets.mel, targets.mel_lengths, train);
+        *model, text_ids, text_lengths, targets.mel, targets.mel_lengths, train.precision);
     for (const torch::Tensor* t :
          {&out.mel, &out.mel_postnet, &out.gate, &out.alignments, &out.linear}) {
       EXPECT_EQ(t->scalar_type(), torch::kFloat) << precision;
     }
-    tts::model::LossParts loss = tts::model::compute_loss(out, targets, text_lengths, train);
+    tts::model::LossParts loss =
+        tts::model::compute_loss(out, targets, text_lengths, tts::model::loss_options(train));
     EXPECT_EQ(loss.total.scalar_type(), torch::kFloat);
     loss.total.backward();
     std::vector<torch::Tensor> grads;

@@ -147,7 +147,8 @@ TEST_P(ShapesTest, ForwardAndInferenceShapes) {
     EXPECT_EQ(out.linear[2].narrow(0, 4, frames - 4).abs().max().item<float>(), 0.0f);
   }
 
-  auto loss = tts::model::compute_loss(out, targets_of(b), b.text_lengths, {});
+  auto loss =
+      tts::model::compute_loss(out, targets_of(b), b.text_lengths, tts::model::loss_options({}));
   EXPECT_EQ(loss.total.dim(), 0);
   EXPECT_EQ(loss.linear.defined(), linear);
   EXPECT_FALSE(loss.guided_attention.defined());
@@ -240,7 +241,7 @@ TEST(Tacotron2, PaddingChangesNothingForTheOtherItems) {
     big.stop.narrow(0, 0, 2).fill_(1);
     big.stop.narrow(0, 0, 2).narrow(1, 0, small.mel.size(1)).copy_(small.stop);
 
-    tts::config::TrainOptions train;
+    tts::model::LossOptions train = tts::model::loss_options({});
     train.guided_attention_weight = 1.0;
     TacotronOutput a = model->forward(small.text, small.text_lengths, small.mel, small.mel_lengths);
     TacotronOutput b = model->forward(big.text, big.text_lengths, big.mel, big.mel_lengths);
@@ -274,7 +275,7 @@ TEST(Loss, PaddedFramesOfOutputsAndTargetsCountForNothing) {
                      torch::randn_like(b.linear),
                      b.mel_lengths,
                      /*r=*/1};
-  tts::config::TrainOptions train;
+  tts::model::LossOptions train = tts::model::loss_options({});
   train.guided_attention_weight = 2.0;
   auto before = tts::model::compute_loss(out, targets_of(b), b.text_lengths, train);
   for (torch::Tensor* t : {&out.mel, &out.mel_postnet, &out.linear, &b.mel, &b.linear}) {
@@ -301,7 +302,7 @@ TEST(Loss, MatchesHandComputedValues) {
   torch::Tensor gate = torch::tensor({{0.0f, 0.0f, 5.0f}});
   torch::Tensor stop = torch::tensor({{0.0f, 1.0f, 1.0f}});
   TacotronOutput out{prediction, prediction, gate, torch::full({1, 3, 2}, 0.5f), {}, lengths, 1};
-  tts::config::TrainOptions train;
+  tts::model::LossOptions train = tts::model::loss_options({});
   train.stop_pos_weight = 3.0;
   auto mse = tts::model::compute_loss(out, {target, lengths, stop, {}}, torch::tensor({2}), train);
   EXPECT_NEAR(mse.mel.item<double>(), (1.0 + 4.0) / 2, 1e-6);
@@ -326,7 +327,7 @@ TEST(Loss, PaddedBatchNormalizationIsNvidiasMeanOverThePaddedBatch) {
   torch::Tensor gate = torch::randn({2, 4});
   torch::Tensor stop = torch::tensor({{0.0f, 1.0f, 1.0f, 1.0f}, {0.0f, 0.0f, 0.0f, 1.0f}});
   TacotronOutput out{mel, postnet, gate, torch::full({2, 4, 3}, 1.0f / 3), {}, lengths, 1};
-  tts::config::TrainOptions train;
+  tts::model::LossOptions train = tts::model::loss_options({});
   train.loss_normalization = tts::config::LossNormalization::kPaddedBatch;
   auto ours =
       tts::model::compute_loss(out, {target, lengths, stop, {}}, torch::tensor({3, 2}), train);
@@ -352,7 +353,7 @@ TEST(Loss, WeightedTotalScalesTheFramePartsAndTheGuidedPartApart) {
   tts::model::LossParts parts;
   parts.frames = torch::tensor(2.0);
   parts.guided_attention = torch::tensor(0.5);
-  tts::config::TrainOptions train;
+  tts::model::LossOptions train = tts::model::loss_options({});
   train.guided_attention_weight = 10;
   EXPECT_NEAR(tts::model::weighted_total(parts, 3.0, 0.25, train).item<double>(),
               2.0 * 3.0 + 10 * 0.5 * 0.25, 1e-9);
@@ -497,7 +498,7 @@ TEST(Tacotron2, DecoderCellsMatchTorchLSTMCell) {
 TEST(Tacotron2, GradientReachesEveryParameter) {
   Tacotron2 model(small_options(2, true), kSymbols, kMels, kLinear);
   Batch b = make_batch({6, 4}, {9, 7}, 2, 9);
-  tts::config::TrainOptions train;
+  tts::model::LossOptions train = tts::model::loss_options({});
   train.guided_attention_weight = 1.0;
   TacotronOutput out = model->forward(b.text, b.text_lengths, b.mel, b.mel_lengths);
   tts::model::compute_loss(out, targets_of(b), b.text_lengths, train).total.backward();

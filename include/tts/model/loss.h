@@ -18,6 +18,18 @@ struct Targets {
   torch::Tensor linear;       // [B, T_mel, n_linear]; needed only when the model predicts it
 };
 
+// What the losses read of the train section: the losses take these, not the whole section.
+struct LossOptions {
+  config::MelLoss loss;
+  config::LossNormalization loss_normalization;
+  double stop_pos_weight;
+  double guided_attention_weight;
+  double guided_attention_sigma;
+};
+// train.loss, loss_normalization, stop_pos_weight, guided_attention_weight and _sigma.
+// loss_options({}) gives the config's defaults.
+LossOptions loss_options(const config::TrainOptions& train);
+
 // Each part is a scalar; parts that are off are undefined tensors. `frames` is the sum of the
 // frame parts (mel, mel_postnet, gate, linear); `total` adds the guided attention part scaled by
 // its weight.
@@ -32,14 +44,14 @@ struct LossParts {
 // BCEWithLogitsLoss of its masked outputs against zero-padded targets). The guided attention
 // part averages over valid (decoder step, text position) pairs and is reported unweighted.
 LossParts compute_loss(const TacotronOutput& out, const Targets& targets,
-                       const torch::Tensor& text_lengths, const config::TrainOptions& options);
+                       const torch::Tensor& text_lengths, const LossOptions& options);
 
 // The objective one rank back-propagates: the frame parts scaled by `frame_weight` plus the
 // guided attention part, with its train.guided_attention_weight, scaled by `pair_weight`. The
 // trainer chooses the weights so that the ranks' reduced gradient is that of the global batch's
 // loss (see Run::loss_weights in src/train/trainer.cpp).
 torch::Tensor weighted_total(const LossParts& parts, double frame_weight, double pair_weight,
-                             const config::TrainOptions& options);
+                             const LossOptions& options);
 
 // Guided attention penalty W[b, n, t] = 1 - exp(-(n/N_b - t/T_b)^2 / (2 sigma^2)) for decoder
 // steps n < N_b and text positions t < T_b, 0 elsewhere. decoder_lengths, text_lengths int64 [B].

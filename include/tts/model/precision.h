@@ -24,14 +24,14 @@ namespace tts::model {
 // Ampere and newer GPUs (about 10 bits of mantissa in the products, fp32 accumulation); off, they
 // are exact fp32. Process-wide (libtorch's global context); no effect on the CPU.
 // train.step_products: the CPU path of the per-step products (set_step_product_path).
-void apply_math_settings(const config::TrainOptions& train);
+void apply_math_settings(bool tf32, config::StepProducts step_products);
 
 // Refuses (tts::UsageError, with the reason and the fix) a train.precision that this libtorch
 // cannot run on `device`: bf16 is probed by one small matrix product under autocast.
-void check_precision(const config::TrainOptions& train, const torch::Device& device);
+void check_precision(config::Precision precision, const torch::Device& device);
 
-// While it lives, autocast is on for `device`'s type in bf16 when precision is "bf16" (nothing
-// happens for "fp32"); the destructor restores the previous state and, leaving the outermost
+// While it lives, autocast is on for `device`'s type in bf16 when precision is bf16 (nothing
+// happens for fp32); the destructor restores the previous state and, leaving the outermost
 // region, drops the parameters' cached casts. Scopes nest.
 class AutocastScope {
  public:
@@ -47,12 +47,11 @@ class AutocastScope {
   at::ScalarType previous_dtype_ = at::kFloat;
 };
 
-// The teacher-forced forward in train.precision, its outputs in fp32 (at least): the losses,
-// alignment metrics and plots read fp32 whatever the forward ran in.
+// The teacher-forced forward in `precision` (train.precision), its outputs in fp32 (at least): the
+// losses, alignment metrics and plots read fp32 whatever the forward ran in.
 TacotronOutput forward_in_precision(Tacotron2Impl& model, const torch::Tensor& text,
                                     const torch::Tensor& text_lengths, const torch::Tensor& mel,
-                                    const torch::Tensor& mel_lengths,
-                                    const config::TrainOptions& train);
+                                    const torch::Tensor& mel_lengths, config::Precision precision);
 
 // `out` with every floating tensor in fp32 at least (bf16 and fp16 cast up, others unchanged).
 TacotronOutput at_least_float(const TacotronOutput& out);
