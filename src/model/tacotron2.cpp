@@ -26,7 +26,10 @@ void check_text(const torch::Tensor& text, const torch::Tensor& text_lengths) {
 
 Tacotron2Impl::Tacotron2Impl(const config::ModelOptions& options, int64_t n_symbols, int64_t n_mels,
                              int64_t n_linear, int64_t max_r)
-    : options_(options), n_symbols_(n_symbols), n_mels_(n_mels), n_linear_(n_linear) {
+    : zero_padding_in_convolutions_(options.zero_padding_in_convolutions),
+      n_symbols_(n_symbols),
+      n_mels_(n_mels),
+      n_linear_(n_linear) {
   options.validate();
   TTS_CHECK(n_symbols >= 2 && n_mels >= 1,
             "Tacotron2: need at least 2 symbols (padding + one) and 1 mel channel, got {} and {}",
@@ -63,7 +66,7 @@ TacotronOutput Tacotron2Impl::finish(DecoderOutput decoded, const torch::Tensor&
   TacotronOutput out;
   out.mel = decoded.mel * valid;
   // NVIDIA's postnet sees the decoder's frames past the lengths too; both outputs are then masked.
-  if (options_.zero_padding_in_convolutions) {
+  if (zero_padding_in_convolutions_) {
     out.mel_postnet = out.mel + postnet_(out.mel, mel_lengths);
   } else {
     out.mel_postnet = (decoded.mel + postnet_(decoded.mel, mel_lengths)) * valid;

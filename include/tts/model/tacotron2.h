@@ -45,7 +45,7 @@ class Tacotron2Impl : public torch::nn::Module {
   Tacotron2Impl(const config::ModelOptions& options, int64_t n_symbols, int64_t n_mels,
                 int64_t n_linear, int64_t max_r = 0);
   // Switches the frames per decoder step (gradual training); needs max_r >= r. The model's r
-  // lives in its decoder alone: options().n_frames_per_step is only the r it was built with.
+  // lives in its decoder alone.
   void set_reduction_factor(int64_t r);
   int64_t reduction_factor() const;
 
@@ -61,7 +61,6 @@ class Tacotron2Impl : public torch::nn::Module {
   // frames past them are zero. Call under torch::NoGradGuard and eval() for synthesis.
   TacotronOutput infer(const torch::Tensor& text, const torch::Tensor& text_lengths);
 
-  const config::ModelOptions& options() const { return options_; }
   int64_t n_symbols() const { return n_symbols_; }
   int64_t n_mels() const { return n_mels_; }
   int64_t n_linear() const { return n_linear_; }
@@ -70,7 +69,7 @@ class Tacotron2Impl : public torch::nn::Module {
   TacotronOutput finish(DecoderOutput decoded, const torch::Tensor& mel_lengths);
   torch::Tensor encode(const torch::Tensor& text, const torch::Tensor& text_lengths);
 
-  config::ModelOptions options_;
+  bool zero_padding_in_convolutions_;
   int64_t n_symbols_, n_mels_, n_linear_;
   torch::nn::Embedding embedding_{nullptr};
   Encoder encoder_{nullptr};
