@@ -49,7 +49,7 @@ Runner setup_inspect(CLI::App& app) {
       return found != names.end() ? found->second : std::string(c10::toString(t.scalar_type()));
     };
     const auto& s = checkpoint.state;
-    const int r = train::checkpoint_r(checkpoint, config);  // the r in force when written
+    const int r = train::checkpoint_phase(checkpoint, config).r;  // in force when written
     if (*json) {
       std::string metrics;
       for (const auto& [name, value] : checkpoint.metrics) {

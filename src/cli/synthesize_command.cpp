@@ -66,7 +66,7 @@ Runner setup_synthesize(CLI::App& app) {
     config::Config config = train::checkpoint_config(checkpoint, source);
     text::TextProcessor text_processor(config.text);
     model::Tacotron2 model = model::build_model(config, text_processor.num_symbols(),
-                                                train::checkpoint_r(checkpoint, config));
+                                                train::checkpoint_phase(checkpoint, config).r);
     train::restore_model(checkpoint, *model, source);
     model->eval();
     audio::AudioProcessor processor(config.audio);

@@ -69,10 +69,13 @@ Runner setup_train(CLI::App& app) {
                "GPU; with more ranks there always is one)");
   return [args]() {
     config::Config config = args->config.load();
+    // Training on the CPU takes gloo unless --backend says otherwise, whatever the config's
+    // backend (a config written for GPUs trains on the CPU with train.device: cpu alone).
     const config::Backend backend = dist::resolve_backend(
         !args->backend.empty() ? config::require_choice<config::Backend>(args->backend, "--backend")
         : config.train.device == config::Device::kCpu ? config::Backend::kGloo
-                                                      : config.distributed.backend);
+                                                      : config.distributed.backend,
+        config.train.device);
     dist::RankInfo rank = dist::RankInfo::from_env();
     int nproc = args->nproc_per_node > 0 ? args->nproc_per_node : std::max(1, visible_gpus());
     const bool resume_auto = args->resume_option->count() > 0 && args->resume == "auto";

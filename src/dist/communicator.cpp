@@ -417,10 +417,12 @@ void C10dPending::wait() {
 void check_nccl_headers() {}
 #endif
 
-config::Backend resolve_backend(config::Backend configured) {
+config::Backend resolve_backend(config::Backend configured, config::Device device) {
   if (configured != config::Backend::kAuto) return configured;
 #ifdef TTS_WITH_CUDA
-  if (torch::cuda::is_available()) return config::Backend::kNccl;
+  if (device != config::Device::kCpu && torch::cuda::is_available()) return config::Backend::kNccl;
+#else
+  (void)device;
 #endif
   return config::Backend::kGloo;
 }
@@ -464,7 +466,7 @@ std::unique_ptr<Communicator> make_communicator(const RankInfo& info,
   // process without a word; ignored, the write fails with EPIPE, the collective throws, and the
   // heartbeat diagnosis names the lost rank.
   std::signal(SIGPIPE, SIG_IGN);
-  const config::Backend resolved = resolve_backend(backend);
+  const config::Backend resolved = resolve_backend(backend, device);
 #ifndef TTS_WITH_CUDA
   TTS_USAGE_CHECK(resolved != config::Backend::kNccl,
                   "dist: backend nccl needs a CUDA build of tts-train (this libtorch has no "

@@ -1,4 +1,4 @@
-// The writing half of torch_pickle.h: the subset of torch.save's format that a state dict needs,
+// The writing half of torch_file.h: the subset of torch.save's format that a state dict needs,
 // written opcode by opcode so that Python's torch.load accepts it with weights_only=True (the
 // default since PyTorch 2.6). torch::pickle_save tags containers with
 // torch.jit._pickle.restore_type_tag, a global that weights_only refuses.

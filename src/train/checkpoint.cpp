@@ -426,8 +426,10 @@ config::Config checkpoint_config(const Checkpoint& checkpoint, const std::string
   return config::parse_config(checkpoint.config_yaml, source + " (config)");
 }
 
-int checkpoint_r(const Checkpoint& checkpoint, const config::Config& config) {
-  return checkpoint.state.phase.r > 0 ? checkpoint.state.phase.r : config.model.n_frames_per_step;
+data::Phase checkpoint_phase(const Checkpoint& checkpoint, const config::Config& config) {
+  const data::Phase& stored = checkpoint.state.phase;
+  return {stored.r > 0 ? stored.r : config.model.n_frames_per_step,
+          stored.batch_size > 0 ? stored.batch_size : config.train.batch_size};
 }
 
 Checkpoint load_newest_checkpoint(const std::string& path, std::string* loaded_from) {

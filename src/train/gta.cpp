@@ -39,7 +39,7 @@ GtaSummary run_gta(const GtaRequest& request) {
   std::string source;
   Checkpoint checkpoint = load_newest_checkpoint(request.checkpoint, &source);
   config::Config config = checkpoint_config(checkpoint, source);
-  const int r = checkpoint_r(checkpoint, config);  // the r in force when it was written
+  const data::Phase phase = checkpoint_phase(checkpoint, config);  // in force when written
   data::FeatureStore store = data::FeatureStore::open(request.data_dir, config);
   if (config.audio.trim && request.rank == 0) {
     log->warn(
@@ -48,7 +48,7 @@ GtaSummary run_gta(const GtaRequest& request) {
         "vocoder fine-tuning");
   }
   text::TextProcessor text(config.text);
-  model::Tacotron2 model = model::build_model(config, text.num_symbols(), r);
+  model::Tacotron2 model = model::build_model(config, text.num_symbols(), phase.r);
   restore_model(checkpoint, *model, source);
   bool cuda = config.train.device != config::Device::kCpu && torch::cuda::is_available();
   torch::Device device =
@@ -91,12 +91,12 @@ GtaSummary run_gta(const GtaRequest& request) {
   std::stable_sort(todo.begin(), todo.end(),
                    [](const auto& a, const auto& b) { return a.text.size() > b.text.size(); });
   torch::NoGradGuard no_grad;
-  size_t batch_size = static_cast<size_t>(std::max(config.train.batch_size, 1));
+  const size_t batch_size = static_cast<size_t>(std::max(phase.batch_size, 1));
   for (size_t start = 0; start < todo.size(); start += batch_size) {
     std::vector<data::Example> examples(
         todo.begin() + static_cast<std::ptrdiff_t>(start),
         todo.begin() + static_cast<std::ptrdiff_t>(std::min(todo.size(), start + batch_size)));
-    data::Batch batch = data::collate(std::move(examples), r).to(device);
+    data::Batch batch = data::collate(std::move(examples), phase.r).to(device);
     model::TacotronOutput out =
         model->forward(batch.text, batch.text_lengths, batch.mel, batch.mel_lengths);
     torch::Tensor mels = out.mel_postnet.to(torch::kCPU);

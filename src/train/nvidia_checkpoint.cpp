@@ -245,13 +245,19 @@ std::string nvidia_hparams(const config::Config& config) {
 
 std::string export_nvidia(const Checkpoint& checkpoint, const std::string& out) {
   config::Config config = config::parse_config(checkpoint.config_yaml, "the checkpoint's config");
-  const int r = checkpoint_r(checkpoint, config);
+  const int r = checkpoint_phase(checkpoint, config).r;
   TTS_USAGE_CHECK(r == 1,
                   "the checkpoint predicts {} frames per decoder step (model.n_frames_per_step, or "
                   "the r of train.r_schedule in force): NVIDIA's model.py "
                   "predicts one (its hparams.py says only 1 is supported), so this model cannot "
                   "be expressed in NVIDIA's code",
                   r);
+  TTS_USAGE_CHECK(config.train.max_scheduled_r() <= 1,
+                  "train.r_schedule reaches r = {}: the decoder's mel and stop projections predict "
+                  "that many frames a step, which NVIDIA's model.py (one frame a step) cannot load",
+                  config.train.max_scheduled_r());
+  // NVIDIA's hparams name the r the model predicts, whatever the user's unused config value.
+  config.model.n_frames_per_step = r;
   TTS_USAGE_CHECK(!config.model.predict_linear,
                   "model.predict_linear is true: NVIDIA's model has no linear (CBHG) head, so its "
                   "code cannot load or run this model");

@@ -122,3 +122,19 @@ TEST(WaitForAll, ARankThatDiesMeanwhileIsNamed) {
 
 }  // namespace
 }  // namespace tts::dist
+
+TEST(ResolveBackend, AutoIsGlooOnTheCpuAndAnExplicitBackendStays) {
+  using tts::config::Backend;
+  using tts::config::Device;
+  EXPECT_EQ(tts::dist::resolve_backend(Backend::kAuto, Device::kCpu), Backend::kGloo);
+  EXPECT_EQ(tts::dist::resolve_backend(Backend::kGloo, Device::kCuda), Backend::kGloo);
+  EXPECT_EQ(tts::dist::resolve_backend(Backend::kNccl, Device::kCpu), Backend::kNccl);
+  const bool cuda = torch::cuda::is_available();
+#ifdef TTS_WITH_CUDA
+  const Backend on_gpu = cuda ? Backend::kNccl : Backend::kGloo;
+#else
+  const Backend on_gpu = Backend::kGloo;
+  (void)cuda;
+#endif
+  EXPECT_EQ(tts::dist::resolve_backend(Backend::kAuto, Device::kAuto), on_gpu);
+}

@@ -180,3 +180,14 @@ TEST(Checkpoint, AnOlderCheckpointsTorchScriptOptimizerArchiveIsNotLoaded) {
   }
   EXPECT_TRUE(fresh_adam.state().empty());
 }
+
+TEST(Checkpoint, ThePhaseInForceIsTheStatesOrForOlderFilesTheConfigs) {
+  tts::config::Config config;
+  config.model.n_frames_per_step = 2;
+  config.train.batch_size = 16;
+  Checkpoint checkpoint;
+  checkpoint.state.phase = {3, 8};  // an r_schedule row in force
+  EXPECT_EQ(checkpoint_phase(checkpoint, config), (tts::data::Phase{3, 8}));
+  checkpoint.state.phase = {0, 0};  // written before the phase was recorded, or imported
+  EXPECT_EQ(checkpoint_phase(checkpoint, config), (tts::data::Phase{2, 16}));
+}

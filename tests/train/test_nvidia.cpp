@@ -227,7 +227,9 @@ TEST(NvidiaImport, RefusesALinearHeadAndOurOwnCheckpoints) {
 
 TEST(NvidiaExport, RefusesWhatNvidiasCodeCannotExpress) {
   for (const char* override :
-       {"model.n_frames_per_step=2", "model.predict_linear=true", "text.symbol_set=english"}) {
+       {"model.n_frames_per_step=2", "model.predict_linear=true", "text.symbol_set=english",
+        // r 1 in force, but a decoder built for r up to 3
+        "train.r_schedule=[[0, 1, 4], [100, 3, 4]]"}) {
     tts::config::Config config = tts::config::load_config(fx::kConfig, {override});
     tts::model::Tacotron2 model(config.model, tts::text::symbol_count(config.text.symbol_set), 80,
                                 config.audio.n_linear());

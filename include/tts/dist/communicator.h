@@ -80,8 +80,8 @@ torch::Device rank_device(const RankInfo& info, config::Device device, config::B
 // group runs it before it starts.
 void check_nccl_headers();
 
-// auto resolves to nccl when CUDA is available to this build and machine, else gloo; gloo and
-// nccl are returned as they are.
-config::Backend resolve_backend(config::Backend configured);
+// auto resolves to nccl when `device` (train.device) is not cpu and CUDA is available to this
+// build and machine, else gloo; gloo and nccl are returned as they are.
+config::Backend resolve_backend(config::Backend configured, config::Device device);
 
 }  // namespace tts::dist

@@ -88,13 +88,14 @@ void write_checkpoint(const std::string& path, const Checkpoint& checkpoint);
 std::string save_checkpoint(const std::string& dir, const Checkpoint& checkpoint, int keep);
 
 // The config a checkpoint was trained with, as its run's config file says. `source` names it in
-// errors. Build its model with model::build_model(config, n_symbols, checkpoint_r(...)).
+// errors. Build its model with model::build_model(config, n_symbols, checkpoint_phase(...).r).
 config::Config checkpoint_config(const Checkpoint& checkpoint, const std::string& source);
 
-// The r in force when the checkpoint was written (train.r_schedule changes r during training):
-// its state's, or for a checkpoint of an older version, which lacks it, the config's
-// model.n_frames_per_step (those versions wrote the r in force there).
-int checkpoint_r(const Checkpoint& checkpoint, const config::Config& config);
+// The phase in force when the checkpoint was written (train.r_schedule changes r and the batch
+// during training): its state's, or, where a checkpoint of an older version or an imported one
+// lacks a value, the config's model.n_frames_per_step and train.batch_size (older versions wrote
+// the phase in force there).
+data::Phase checkpoint_phase(const Checkpoint& checkpoint, const config::Config& config);
 
 // Reads one checkpoint file (a path, `.../latest`, a checkpoints directory or a run directory)
 // with the same data-only torch.save reader as NVIDIA's files (formats::read_torch_file): tensors

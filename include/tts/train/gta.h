@@ -24,7 +24,8 @@ struct GtaSummary {
 
 // Computes, in eval mode with teacher forcing (the prenet's dropout as the config says), the
 // postnet mel of every utterance of the store (train and validation) this rank handles, in
-// batches of train.batch_size sorted by text length as NVIDIA's collate does, and writes each as
+// batches of the per-rank batch size the checkpoint trained with (train.batch_size, or the
+// r_schedule row in force) sorted by text length as NVIDIA's collate does, and writes each as
 // out_dir/ID.npy, exactly the target's frames, atomically. Files already there with the right
 // shape are kept (resumable). Rank 0 writes out_dir/filelist.txt, one "WAV_PATH|MEL_PATH" line
 // per utterance. Throws tts::Error / UsageError naming what does not fit.
