@@ -2,7 +2,7 @@
 CPU, and records what `tts-train train` records for the race to alignment (bench/race_to_alignment.sh).
 
 Usage: python3 nvidia_race.py PEER_DIR --feats FEATS --config RESOLVED.yaml --out DIR --steps N
-           [--val-interval V] [--log-interval L] [--threads T]
+           [--val-interval V] [--log-interval L] [--threads T] [--no-list-shuffle]
 
 PEER_DIR: a checkout of NVIDIA/tacotron2 outside this repository. RESOLVED.yaml: the output of
 `tts-train config --config ... --set ...`, so that both sides read one config: the model's
@@ -10,17 +10,21 @@ dimensions and dropout, audio.n_mels, and train.batch_size, learning_rate, weigh
 grad_clip_thresh, seed, which NVIDIA's hparams.py holds too. NVIDIA's fixed choices stay its own:
 Adam's default eps (1e-8), Tacotron2Loss, fp32, no guided attention, r 1.
 
-What runs is train.py's loop: torch.manual_seed(seed), the model, Adam(lr, weight_decay),
-a DataLoader with shuffle=True and drop_last=True over the training split with TextMelCollate,
-and for each batch zero_grad, parse_batch, forward, Tacotron2Loss, backward,
-clip_grad_norm_(grad_clip_thresh), step. Every V steps, train.py's validate(): eval mode,
-no_grad, the validation split in batches of batch_size through TextMelCollate, teacher forcing
-(prenet dropout stays on, as in NVIDIA's model). The differences, each without effect on the
-updates: the utterances come from FEATS (the mels tts-train trains on, and its cleaned text,
-read with text_to_sequence(text, []), i.e. no second cleaning) and are loaded once before the
-clock starts instead of by DataLoader workers; there is no tensorboard logger and no checkpoint
-but DIR/init.pt, the initial weights in NVIDIA's checkpoint format (for `tts-train train
---init-from`, so that a row of ours can start from the same weights).
+What runs is train.py's loop: torch.manual_seed(seed), the model, Adam(lr, weight_decay), each
+file list shuffled by Python's random seeded with seed (TextMelLoader), a DataLoader with
+shuffle=True and drop_last=True over the training split with TextMelCollate, and for each batch
+zero_grad, parse_batch, forward, Tacotron2Loss, backward, clip_grad_norm_(grad_clip_thresh),
+step. Every V steps, train.py's validate(): eval mode, no_grad, the validation split in batches
+of batch_size through TextMelCollate, teacher forcing (prenet dropout stays on, as in NVIDIA's
+model). The differences, none of which changes the distribution of the updates: the utterances
+come from FEATS (the mels tts-train trains on, and its cleaned text, read with
+text_to_sequence(text, []), i.e. no second cleaning) and are loaded once before the clock starts
+instead of by a DataLoader worker (the random draws are the same); the validations come after
+steps V, 2V, ... (train.py's after steps 1, N+1, ...; they draw prenet dropout from the
+generator training uses); there is no tensorboard logger (train.py logs every step: this row is
+the faster for it) and no checkpoint but DIR/init.pt, the initial weights in NVIDIA's checkpoint
+format (for `tts-train train --init-from`, so that a row of ours can start from the same
+weights).
 
 Writes DIR/metrics.jsonl with the keys of tts-train's metrics.jsonl that the race reads:
 {"kind": "train", "step", "loss", "grad_norm", "elapsed_s"} every L steps and
@@ -35,6 +39,7 @@ import argparse
 import json
 import math
 import os
+import random
 import sys
 import time
 
@@ -106,6 +111,9 @@ def main():
     ap.add_argument("--val-interval", type=int, default=50)
     ap.add_argument("--log-interval", type=int, default=10)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--no-list-shuffle", action="store_true",
+                    help="leave out TextMelLoader's shuffle of the file lists (another draw of "
+                         "the same distribution of batches)")
     a = ap.parse_args()
 
     peer = nvidia_peer.load(a.peer)
@@ -141,6 +149,13 @@ def main():
     to_ids = peer.text.text_to_sequence
     train_items = read_split(a.feats, "train.tsv", to_ids, n_mels)
     val_items = read_split(a.feats, "val.tsv", to_ids, n_mels)
+    # As TextMelLoader does for each file list: Python's random, seeded, shuffles the list that
+    # the DataLoader's permutations then index.
+    for items in (train_items, val_items) if not a.no_list_shuffle else ():
+        random.seed(int(train_cfg["seed"]))
+        random.shuffle(items)
+    if not val_items:
+        fail(f"{a.feats}: no validation utterances (val.tsv is empty); preprocess with data.val_size > 0")
     if len(train_items) < batch_size:
         fail(f"{a.feats}: {len(train_items)} training utterances, fewer than one batch of {batch_size}")
     as_tensors = [(torch.IntTensor(ids), torch.from_numpy(mel)) for ids, mel in train_items]

@@ -15,10 +15,11 @@ import sys
 LABELS = {
     "nvidia": "NVIDIA's train.py loop",
     "nvidia-seed7": "NVIDIA's train.py loop, seed 7",
+    "nvidia-noshuffle": "NVIDIA's loop without TextMelLoader's list shuffle",
     "ours-nvidia": "ours, NVIDIA's recipe, NVIDIA's init",
     "ours-nvidia-seed7": "ours, NVIDIA's recipe, seed 7",
-    "ours-defaults": "ours, our defaults (guided attention)",
-    "ours-r-schedule": "ours, our defaults, r 2 then 1",
+    "ours-defaults": "ours, our defaults + guided attention 50",
+    "ours-r-schedule": "ours, our defaults + guided 50, r 2 then 1",
 }
 
 
@@ -34,12 +35,16 @@ def read_run(path):
                 if r.get("kind") == "train" and "elapsed_s" in r:
                     train[int(r["step"])] = float(r["elapsed_s"])
                 elif r.get("kind") == "val" and r.get("diagonal_score") is not None:
-                    val.append((int(r["step"]), float(r["diagonal_score"]), float(r["loss"])))
+                    # tts-train writes a non-finite value as null
+                    loss = math.nan if r.get("loss") is None else float(r["loss"])
+                    diagonal = float(r["diagonal_score"])
+                    if math.isfinite(diagonal):
+                        val.append((int(r["step"]), diagonal, loss))
     except OSError as e:
         sys.exit(f"race_report: cannot read {path}: {e}")
     curve = []  # (step, minutes, diagonal, validation loss)
     for step, diagonal, loss in val:
-        before = [s for s in train if s <= step]
+        before = [s for s in train if s <= step]  # the last training record at or before it
         minutes = train[max(before)] / 60 if before else math.nan
         curve.append((step, minutes, diagonal, loss))
     last_step = max(train) if train else 0
@@ -47,11 +52,11 @@ def read_run(path):
     return curve, s_per_step, last_step
 
 
-def first_pass(curve, threshold, steps):
+def first_pass(curve, threshold, last_step):
     for step, minutes, diagonal, _ in curve:
         if diagonal > threshold:
             return f"{step} ({minutes:.1f} min)"
-    return f"> {steps}"
+    return f"> {last_step}"
 
 
 def main():
@@ -68,13 +73,21 @@ def main():
             sys.exit(f"race_report: expected NAME=METRICS.jsonl, found '{spec}'")
         runs.append((name, *read_run(path)))
 
-    print("| run | > 0.5 at step (min) | > 0.7 at step (min) | best | last | s/step |")
-    print("|---|---|---|---|---|---|")
+    # The curves' level, for runs that never pass a threshold: means over the last three quarters.
+    tail_from = a.steps // 4
+    print(f"| run | > 0.5 at step (min) | > 0.7 at step (min) | best | last | mean, steps "
+          f"{tail_from}-{a.steps}: diagonal / validation loss | s/step (with validation) |")
+    print("|---|---|---|---|---|---|---|")
     for name, curve, s_per_step, last_step in runs:
         best = max((d for _, _, d, _ in curve), default=math.nan)
         last = curve[-1][2] if curve else math.nan
-        print(f"| {LABELS.get(name, name)} | {first_pass(curve, 0.5, a.steps)} | "
-              f"{first_pass(curve, 0.7, a.steps)} | {best:.3f} | {last:.3f} | {s_per_step:.3f} |")
+        stopped = f" (stopped at step {last_step})" if last_step < a.steps else ""
+        tail = [(d, loss) for s, _, d, loss in curve if s >= tail_from]
+        mean_d = sum(d for d, _ in tail) / len(tail) if tail else math.nan
+        mean_l = sum(loss for _, loss in tail) / len(tail) if tail else math.nan
+        print(f"| {LABELS.get(name, name)}{stopped} | {first_pass(curve, 0.5, last_step)} | "
+              f"{first_pass(curve, 0.7, last_step)} | {best:.3f} | {last:.3f} | "
+              f"{mean_d:.3f} / {mean_l:.2f} | {s_per_step:.3f} |")
     print()
     print("every validation, step: diagonal score of each run | validation loss of each run ("
           + ", ".join(name for name, *_ in runs) + ")")
@@ -88,33 +101,46 @@ def main():
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        fig, axes = plt.subplots(1, 3, figsize=(17, 4.8))
+        colours = {"nvidia": "tab:blue", "nvidia-seed7": "tab:cyan",
+                   "nvidia-noshuffle": "tab:purple", "ours-nvidia": "tab:red",
+                   "ours-nvidia-seed7": "tab:orange", "ours-defaults": "tab:green",
+                   "ours-r-schedule": "tab:olive"}
+        fig, axes = plt.subplots(2, 2, figsize=(13, 9))
+        (all_steps, all_time), (recipe_steps, recipe_loss) = axes
         for name, curve, _, _ in runs:
             if not curve:
                 continue
             steps_, minutes, diagonal, loss = zip(*curve)
-            style = dict(label=LABELS.get(name, name), linewidth=1.3,
+            style = dict(label=LABELS.get(name, name), linewidth=1.2, color=colours.get(name),
                          linestyle="--" if name.startswith("nvidia") else "-")
-            axes[0].plot(steps_, diagonal, **style)
-            axes[1].plot(minutes, diagonal, **style)
-            # Losses compare only under one normalization: NVIDIA's padded-batch means.
+            all_steps.plot(steps_, diagonal, **style)
+            all_time.plot(minutes, diagonal, **style)
+            # Below, the rows under NVIDIA's recipe only: their losses share one normalization
+            # (NVIDIA's padded-batch means), and their scores need a scale of their own.
             if "nvidia" in name:
-                axes[2].plot(steps_, loss, **style)
-        for ax, xlabel in zip(axes, ("training step", "wall time (minutes, one CPU thread)",
-                                     "training step")):
-            ax.set_xlabel(xlabel)
-            ax.grid(alpha=0.3)
-        for ax in axes[:2]:
+                recipe_steps.plot(steps_, diagonal, **style)
+                recipe_loss.plot(steps_, loss, **style)
+        for ax in (all_steps, all_time):
             ax.axhline(0.5, color="grey", linewidth=0.6, linestyle=":")
             ax.axhline(0.7, color="grey", linewidth=0.6, linestyle=":")
-            ax.set_ylabel("validation diagonal score")
             ax.set_ylim(0, 1)
-        axes[0].legend(loc="upper left", fontsize=8)
-        axes[2].set_ylabel("validation loss (NVIDIA's Tacotron2Loss)")
-        axes[2].set_yscale("log")
-        axes[2].legend(loc="upper right", fontsize=8)
+        all_steps.set_title("every run: diagonal score against steps", fontsize=10)
+        all_time.set_title("every run: diagonal score against wall time", fontsize=10)
+        recipe_steps.set_title("NVIDIA's recipe: diagonal score (zoomed)", fontsize=10)
+        recipe_loss.set_title("NVIDIA's recipe: validation loss", fontsize=10)
+        for ax in (all_steps, recipe_steps, recipe_loss):
+            ax.set_xlabel("training step")
+        all_time.set_xlabel("wall time (minutes, one CPU thread per run)")
+        for ax in (all_steps, all_time, recipe_steps):
+            ax.set_ylabel("validation diagonal score")
+        recipe_loss.set_ylabel("validation loss (Tacotron2Loss)")
+        recipe_loss.set_yscale("log")
+        for ax in axes.flat:
+            ax.grid(alpha=0.3)
+        handles, labels = all_steps.get_legend_handles_labels()
+        fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=9)
+        fig.tight_layout(rect=(0, 0.07, 1, 0.97))
         fig.suptitle(a.title)
-        fig.tight_layout()
         fig.savefig(a.plot, dpi=100)
         print(f"\nplot: {a.plot}")
 

@@ -22,16 +22,21 @@
 #   nvidia                NVIDIA's train.py loop (bench/nvidia_race.py): its Adam, Tacotron2Loss,
 #                         clipping, random batches; writes its initial weights, init.pt
 #   nvidia-seed7          the same with seed 7
+#   nvidia-noshuffle      seed 1234 without TextMelLoader's file-list shuffle: the same
+#                         distribution of batches, another draw (not in the default ROWS)
 #   ours-nvidia           ours under NVIDIA's recipe (docs/nvidia.md), from NVIDIA's init.pt
 #   ours-nvidia-seed7     the same with train.seed 7 (another init, data order and dropout): how
 #                         far chance alone moves a curve (ours at seed 1234 initializes as NVIDIA's
 #                         does at torch.manual_seed(1234) on the CPU: the same weights)
-#   ours-defaults         our defaults: guided attention (weight 50), real-frame loss, zeroed padding
-#   ours-r-schedule       our defaults with train.r_schedule: r 2 to step STEPS/4, then r 1
+#   ours-defaults         our defaults (real-frame loss, zeroed padding, length-sorted pools, Adam
+#                         eps 1e-6) with guided attention, weight 50 (configs/tiny.yaml's)
+#   ours-r-schedule       the same with train.r_schedule: r 2 to step STEPS/4, then r 1
+# Our rows log as a user's run does (metrics.jsonl, TensorBoard); NVIDIA's writes metrics.jsonl
+# only (train.py's tensorboard logger is left out), which favours NVIDIA's wall time.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 if [ $# -lt 1 ]; then
-  sed -n '2,30p' "$0" >&2
+  sed -n '2,35p' "$0" >&2
   exit 2
 fi
 peer="$(cd "$1" && pwd)"
@@ -41,12 +46,21 @@ count="${COUNT:-500}"
 val="${VAL:-50}"
 python="${PYTHON:-/usr/bin/python3}"
 jobs="${JOBS:-1}"
-rows="${ROWS:-nvidia ours-nvidia ours-nvidia-seed7 ours-defaults ours-r-schedule nvidia-seed7}"
+all_rows="nvidia ours-nvidia ours-nvidia-seed7 ours-defaults ours-r-schedule nvidia-seed7"
+rows="${ROWS:-$all_rows}"
+all_rows="$all_rows nvidia-noshuffle"
 plot="${PLOT:-$work/race.png}"
 config="$root/bench/race.yaml"
 tts="${BUILD_DIR:-$root/build}/tts-train"
 [ -x "$tts" ] || { echo "race_to_alignment: no $tts; run scripts/build.sh --target tts-train" >&2; exit 1; }
 [ -f "$peer/model.py" ] || { echo "race_to_alignment: $peer has no model.py: give a checkout of NVIDIA/tacotron2" >&2; exit 1; }
+case "$jobs" in 1 | 2) ;; *) echo "race_to_alignment: JOBS is '$jobs': expected 1 or 2" >&2; exit 2 ;; esac
+for row in $rows; do
+  case " $all_rows " in *" $row "*) ;; *)
+    echo "race_to_alignment: unknown row '$row' in ROWS: expected some of: $all_rows" >&2
+    exit 2 ;;
+  esac
+done
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 
 mkdir -p "$work"
@@ -58,6 +72,12 @@ if [ ! -f "$feats/metadata.tsv" ]; then
   "$tts" preprocess --config "$config" --input "$work/corpus-$count" --output "$feats" \
     >"$work/preprocess.log" 2>&1
 fi
+# NVIDIA's DataLoader drops an epoch's last partial batch; our sampler spreads it over the epoch.
+n_train=$(($(wc -l <"$feats/train.tsv") - 1))
+batch=$("$tts" config --config "$config" | awk '$1 == "batch_size:" {print $2; exit}')
+[ $((n_train % batch)) -eq 0 ] || echo "race_to_alignment: warning: $n_train training" \
+  "utterances are not a multiple of the batch ($batch): NVIDIA's epochs drop the last" \
+  "$((n_train % batch)), ours spread them over the epoch" >&2
 "$tts" config --config "$config" >"$work/race.resolved.yaml"
 "$tts" config --config "$config" --set train.seed=7 >"$work/race.seed7.resolved.yaml"
 nvidia_race=("$python" -W ignore "$root/bench/nvidia_race.py" "$peer" --feats "$feats"
@@ -79,21 +99,20 @@ run_ours() {  # NAME [options...]
 }
 run_row() {
   case "$1" in
-    nvidia | nvidia-seed7)
-      local resolved="$work/race.resolved.yaml"
-      [ "$1" = nvidia ] || resolved="$work/race.seed7.resolved.yaml"
+    nvidia | nvidia-seed7 | nvidia-noshuffle)
+      local resolved="$work/race.resolved.yaml" extra=()
+      [ "$1" != nvidia-seed7 ] || resolved="$work/race.seed7.resolved.yaml"
+      [ "$1" != nvidia-noshuffle ] || extra=(--no-list-shuffle)
       rm -rf "$work/run-$1"
       "${nvidia_race[@]}" --config "$resolved" --out "$work/run-$1" --steps "$steps" \
-        >"$work/run-$1.log" 2>&1 ;;
+        "${extra[@]}" >"$work/run-$1.log" 2>&1 ;;
     ours-nvidia) run_ours "$1" "${recipe[@]}" --init-from "$work/init/init.pt" ;;
     ours-nvidia-seed7) run_ours "$1" "${recipe[@]}" --set train.seed=7 ;;
     ours-defaults) run_ours "$1" --set train.guided_attention_weight=50 ;;
     ours-r-schedule)
       run_ours "$1" --set train.guided_attention_weight=50 \
         --set "train.r_schedule=[[0, 2, 4], [$((steps / 4)), 1, 4]]" ;;
-    *) echo "race_to_alignment: unknown row '$1' (rows: nvidia nvidia-seed7 ours-nvidia ours-nvidia-seed7 ours-defaults ours-r-schedule)" >&2
-       return 2 ;;
-  esac
+  esac || { echo "race_to_alignment: the run '$1' failed; see $work/run-$1.log" >&2; return 1; }
 }
 
 echo "# $(date -u +%FT%TZ) $steps steps, validation every $val, $count utterances, jobs $jobs," \
