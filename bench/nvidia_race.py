@@ -134,16 +134,17 @@ def main():
     hp = nvidia_peer.hparams(len(peer.text.symbols), n_mel_channels=n_mels,
                              **{k: model_cfg[k] for k in HPARAM_KEYS})
     batch_size = int(train_cfg["batch_size"])
+    learning_rate = float(train_cfg["learning_rate"])
 
     torch.set_num_threads(a.threads)
     torch.manual_seed(int(train_cfg["seed"]))
     model = peer.model.Tacotron2(hp)
-    optimizer = torch.optim.Adam(model.parameters(), lr=float(train_cfg["learning_rate"]),
+    optimizer = torch.optim.Adam(model.parameters(), lr=learning_rate,
                                  weight_decay=float(train_cfg["weight_decay"]))
     criterion = peer.loss_function.Tacotron2Loss()
     os.makedirs(a.out, exist_ok=True)
     torch.save({"iteration": 0, "state_dict": model.state_dict(),
-                "learning_rate": float(train_cfg["learning_rate"])},
+                "learning_rate": learning_rate},
                os.path.join(a.out, "init.pt"))
 
     to_ids = peer.text.text_to_sequence
@@ -199,7 +200,7 @@ def main():
     while step < a.steps:
         for batch in train_loader:
             for group in optimizer.param_groups:
-                group["lr"] = float(train_cfg["learning_rate"])
+                group["lr"] = learning_rate  # train.py sets it every step
             model.zero_grad()
             x, y = model.parse_batch(batch)
             y_pred = model(x)
