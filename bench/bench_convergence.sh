@@ -15,6 +15,8 @@
 #     --set 'train.r_schedule=[[0, 4, 4], [1000, 2, 4]]'
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+# shellcheck source=lib/feature_store.sh
+source "$root/bench/lib/feature_store.sh"
 if [ $# -lt 2 ]; then
   sed -n '2,15p' "$0" >&2
   exit 2
@@ -30,11 +32,8 @@ tts="${BUILD_DIR:-$root/build}/tts-train"
 [ -x "$tts" ] || { echo "bench_convergence: no $tts; run scripts/build.sh --target tts-train" >&2; exit 1; }
 
 feats="$work/feats-$(basename "$config" .yaml)-$count"
-if [ ! -f "$feats/metadata.tsv" ]; then
-  [ -f "$work/corpus-$count/metadata.csv" ] ||
-    MAX_CHARS="${MAX_CHARS:-100}" "$root/scripts/make_corpus.sh" "$work/corpus-$count" "$count" >/dev/null
-  "$tts" preprocess --config "$config" --input "$work/corpus-$count" --output "$feats" >/dev/null
-fi
+MAX_CHARS="${MAX_CHARS:-100}" espeak_feature_store "$tts" "$config" "$work/corpus-$count" "$feats" \
+  "$count" >/dev/null
 run="$work/run-$name"
 rm -rf "$run"
 start=$(date +%s)

@@ -17,6 +17,8 @@
 # the GPU count (1 2 4 8), or "1 2" on CPU. Needs a built tts-train (scripts/build.sh).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+# shellcheck source=lib/feature_store.sh
+source "$root/bench/lib/feature_store.sh"
 build_dir="${BUILD_DIR:-$root/build}"
 tts="$build_dir/tts-train"
 
@@ -74,11 +76,9 @@ done
 mkdir -p "$work"
 if [ -z "$data" ]; then
   data="$work/feats"
-  if [ ! -f "$data/features.yaml" ]; then
+  [ -f "$data/metadata.tsv" ] ||
     echo "bench_scaling: making a corpus of $clips espeak-ng utterances in $work/corpus" >&2
-    "$root/scripts/make_corpus.sh" "$work/corpus" "$clips" >&2
-    "$tts" preprocess --config "$config" --input "$work/corpus" --output "$data" >&2
-  fi
+  espeak_feature_store "$tts" "$config" "$work/corpus" "$data" "$clips" >&2
 fi
 
 batch_args=()

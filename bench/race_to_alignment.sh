@@ -35,6 +35,8 @@
 # only (train.py's tensorboard logger is left out), which favours NVIDIA's wall time.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+# shellcheck source=lib/feature_store.sh
+source "$root/bench/lib/feature_store.sh"
 if [ $# -lt 1 ]; then
   sed -n '2,35p' "$0" >&2
   exit 2
@@ -65,20 +67,15 @@ export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 
 mkdir -p "$work"
 feats="$work/feats-$count"
-if [ ! -f "$feats/metadata.tsv" ]; then
-  [ -f "$work/corpus-$count/metadata.csv" ] ||
-    "$root/scripts/make_corpus.sh" "$work/corpus-$count" "$count" \
-      "$root/bench/data/ljspeech_short_transcripts.txt" >/dev/null
-  "$tts" preprocess --config "$config" --input "$work/corpus-$count" --output "$feats" \
-    >"$work/preprocess.log" 2>&1
-fi
+espeak_feature_store "$tts" "$config" "$work/corpus-$count" "$feats" "$count" \
+  "$root/bench/data/ljspeech_short_transcripts.txt" >"$work/preprocess.log" 2>&1
+"$tts" config --config "$config" >"$work/race.resolved.yaml"
 # NVIDIA's DataLoader drops an epoch's last partial batch; our sampler spreads it over the epoch.
 n_train=$(($(wc -l <"$feats/train.tsv") - 1))
-batch=$("$tts" config --config "$config" | awk '$1 == "batch_size:" {print $2; exit}')
+batch=$(awk '$1 == "batch_size:" {print $2; exit}' "$work/race.resolved.yaml")
 [ $((n_train % batch)) -eq 0 ] || echo "race_to_alignment: warning: $n_train training" \
   "utterances are not a multiple of the batch ($batch): NVIDIA's epochs drop the last" \
   "$((n_train % batch)), ours spread them over the epoch" >&2
-"$tts" config --config "$config" >"$work/race.resolved.yaml"
 "$tts" config --config "$config" --set train.seed=7 >"$work/race.seed7.resolved.yaml"
 nvidia_race=("$python" -W ignore "$root/bench/nvidia_race.py" "$peer" --feats "$feats"
   --val-interval "$val" --log-interval 10 --threads 1)
