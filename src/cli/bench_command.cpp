@@ -1,5 +1,6 @@
-// tts-train bench: times teacher-forced Tacotron-2 training steps (forward, loss, backward,
-// gradient clipping, Adam step) on a synthetic batch and prints one JSON line on stdout.
+// tts-train bench: times Tacotron-2 training steps on a synthetic batch, through the one Step
+// that training runs (forward, losses, backward through the gradient reducer, clip, Adam), and
+// prints one JSON line on stdout.
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -17,7 +18,9 @@
 #include "tts/model/loss.h"
 #include "tts/model/precision.h"
 #include "tts/model/tacotron2.h"
-#include "tts/train/optimizer.h"
+#include "tts/models/tacotron2/family.h"
+#include "tts/dist/communicator.h"
+#include "tts/train/step.h"
 
 namespace tts::cli {
 namespace {
@@ -57,70 +60,52 @@ int run_bench(const BenchArgs& args) {
   TTS_USAGE_CHECK(wanted != config::Device::kCuda || torch::cuda::is_available(),
                   "bench: --device cuda, but no CUDA device is available to this libtorch "
                   "(build against a CUDA libtorch through Torch_DIR, or use --device cpu)");
-  const bool cuda = wanted != config::Device::kCpu && torch::cuda::is_available();
-  torch::Device device(cuda ? torch::kCUDA : torch::kCPU);
   if (!args.step_products.empty()) {
     config.train.step_products =
         config::require_choice<config::StepProducts>(args.step_products, "bench: --step-products");
   }
   if (args.threads > 0) torch::set_num_threads(args.threads);
+  // One rank, as a training run alone: the same family, step and reducer that `train` runs.
+  std::unique_ptr<dist::Communicator> comm = dist::make_communicator(
+      dist::RankInfo{}, config.distributed, config::Backend::kGloo, wanted);
+  const torch::Device device = comm->device();
   torch::manual_seed(config.train.seed);
   model::apply_math_settings(config.train.tf32, config.train.step_products);
   model::check_precision(config.train.precision, device);
 
-  int64_t r = config.model.n_frames_per_step;
-  int64_t frames = padded_frames(args.frames, r);
-  int64_t n_mels = config.audio.n_mels;
-  int64_t n_linear = config.audio.n_linear();
-  model::Tacotron2 tacotron(config.model, args.symbols, n_mels, n_linear);
-  tacotron->to(device);
-  tacotron->train();
-
-  auto float_options = torch::TensorOptions().device(device);
-  torch::Tensor text =
-      torch::randint(1, args.symbols, {batch, args.text_len}, float_options.dtype(torch::kInt64));
-  torch::Tensor text_lengths = torch::full({batch}, args.text_len, torch::kInt64).to(device);
-  model::Targets targets;
-  targets.mel = torch::randn({batch, frames, n_mels}, float_options);
-  targets.mel_lengths = torch::full({batch}, frames, torch::kInt64).to(device);
-  targets.stop = torch::zeros({batch, frames}, float_options);
-  targets.stop.select(1, frames - 1).fill_(1);
-  if (config.model.predict_linear) {
-    targets.linear = torch::randn({batch, frames, n_linear}, float_options);
-  }
-
-  const config::TrainOptions& train = config.train;
-  std::unique_ptr<torch::optim::Adam> optimizer =
-      train::make_adam(tacotron->parameters(), train::adam_settings(train));
+  const int64_t r = config.model.n_frames_per_step;
+  const int64_t frames = padded_frames(args.frames, r);
+  const int64_t n_mels = config.audio.n_mels;
+  const int64_t n_linear = config.audio.n_linear();
+  std::unique_ptr<train::Family> family = tacotron2::make_family_without_data(
+      train::FamilyContext{config, device, *comm, "", "", data::Phase{static_cast<int>(r),
+                                                                      static_cast<int>(batch)}},
+      args.symbols);
+  family->set_phase(data::Phase{static_cast<int>(r), static_cast<int>(batch)});
+  std::vector<std::unique_ptr<train::FamilyBatch>> micro_batches;
+  micro_batches.push_back(std::make_unique<tacotron2::TacotronBatch>(tacotron2::synthetic_batch(
+      config, batch, args.text_len, frames, args.symbols, device)));
+  train::Step step(*family, *comm, config.distributed, config.train.max_bad_steps);
+  checkpoint::TrainingState state;
 
   std::vector<double> step_s, forward_s, backward_s, optimizer_s;
   double loss = 0;
   for (int i = 0; i <= args.steps; ++i) {  // step 0 warms up
+    train::IntervalTotals totals;
     Stopwatch watch;
-    model::TacotronOutput out = model::forward_in_precision(
-        *tacotron, text, text_lengths, targets.mel, targets.mel_lengths, train.precision);
-    torch::Tensor total =
-        model::compute_loss(out, targets, text_lengths, model::loss_options(train)).total;
+    step.run(micro_batches, state, totals, false);
     synchronize(device);
-    double t_forward = watch.seconds();
-    optimizer->zero_grad();
-    total.backward();
-    synchronize(device);
-    double t_backward = watch.seconds();
-    if (train.grad_clip_thresh > 0) {
-      torch::nn::utils::clip_grad_norm_(tacotron->parameters(), train.grad_clip_thresh);
-    }
-    optimizer->step();
-    loss = total.item<double>();
-    double t_step = watch.seconds();
+    const double t_step = watch.seconds();
+    const train::PhaseTimes& phases = totals.phases;
+    loss = totals.losses.mean("loss");
     if (i == 0) continue;
     step_s.push_back(t_step);
-    forward_s.push_back(t_forward);
-    backward_s.push_back(t_backward - t_forward);
-    optimizer_s.push_back(t_step - t_backward);
+    forward_s.push_back(phases.forward);
+    backward_s.push_back(phases.backward);
+    optimizer_s.push_back(phases.communication + phases.optimizer);
     log::get("bench")->info(
         "step {}/{}: {:.3f} s (forward {:.3f}, backward {:.3f}, optimizer {:.3f})", i, args.steps,
-        t_step, t_forward, t_backward - t_forward, t_step - t_backward);
+        t_step, phases.forward, phases.backward, phases.communication + phases.optimizer);
   }
   double median_step = median(step_s);
   // How close the step is to the machine's limit: the step's arithmetic, counted from the
@@ -147,7 +132,7 @@ int run_bench(const BenchArgs& args) {
                    "\"achieved_gflops\": {:.3f}, \"peak_gemm_gflops\": {:.3f}, "
                    "\"fraction_of_peak\": {:.4f}}}",
                    median_step, static_cast<double>(batch * frames) / median_step,
-                   model::count_parameters(*tacotron), median(forward_s), median(backward_s),
+                   model::count_parameters(family->module()), median(forward_s), median(backward_s),
                    median(optimizer_s),
                    std::accumulate(step_s.begin(), step_s.end(), 0.0) / step_s.size(),
                    *std::min_element(step_s.begin(), step_s.end()), loss, batch, args.text_len,

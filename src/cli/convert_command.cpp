@@ -6,8 +6,8 @@
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
 #include "tts/core/logging.h"
-#include "tts/train/checkpoint.h"
-#include "tts/train/nvidia.h"
+#include "tts/checkpoint/checkpoint.h"
+#include "tts/checkpoint/nvidia.h"
 
 namespace tts::cli {
 namespace {
@@ -45,8 +45,8 @@ Runner setup_convert(CLI::App& app) {
                       "(its dimensions must fit the file's; text.symbol_set: nvidia for NVIDIA's "
                       "embedding)");
       config::Config config = args->config.load();
-      train::Checkpoint checkpoint = train::import_nvidia(args->input, config);
-      train::write_checkpoint(args->out, checkpoint);
+      checkpoint::Checkpoint checkpoint = checkpoint::import_nvidia(args->input, config);
+      checkpoint::write_checkpoint(args->out, checkpoint);
       log->info("imported {} ({} tensors, iteration {}) into {}", args->input,
                 checkpoint.tensors.size(), checkpoint.state.step, args->out);
       return 0;
@@ -55,8 +55,8 @@ Runner setup_convert(CLI::App& app) {
                     "convert --to nvidia takes the model's config from the checkpoint; drop "
                     "--config/--set");
     std::string source;
-    train::Checkpoint checkpoint = train::load_newest_checkpoint(args->input, &source);
-    std::string hparams = train::export_nvidia(checkpoint, args->out);
+    checkpoint::Checkpoint checkpoint = checkpoint::load_newest_checkpoint(args->input, &source);
+    std::string hparams = checkpoint::export_nvidia(checkpoint, args->out);
     write_file_atomic(args->out + ".hparams", hparams + "\n");
     log->info("exported {} (step {}) to {}; NVIDIA's hparams (also in {}.hparams) follow", source,
               checkpoint.state.step, args->out, args->out);

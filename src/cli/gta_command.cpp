@@ -7,13 +7,13 @@
 #include "tts/core/logging.h"
 #include "tts/dist/launcher.h"
 #include "tts/dist/rank_info.h"
-#include "tts/train/gta.h"
+#include "tts/inference/gta.h"
 
 namespace tts::cli {
 namespace {
 
 struct GtaArgs {
-  train::GtaRequest request;
+  inference::GtaRequest request;
   int nproc_per_node = 1;
 };
 
@@ -41,11 +41,12 @@ Runner setup_gta(CLI::App& app) {
                                   config::DistributedOptions{});
     }
     log::setup({"info", rank.rank, rank.world_size});
-    train::GtaRequest request = args->request;
+    inference::GtaRequest request = args->request;
     request.rank = rank.rank;
     request.world_size = rank.world_size;
     request.local_rank = rank.local_rank;
-    train::run_gta(request);
+    request.local_world_size = rank.local_world_size;
+    inference::run_gta(request);
     return 0;
   };
 }

@@ -8,7 +8,7 @@
 
 #include "tts/cli/command.h"
 #include "tts/config/config.h"
-#include "tts/train/checkpoint.h"
+#include "tts/checkpoint/checkpoint.h"
 
 namespace tts::cli {
 namespace {
@@ -30,7 +30,7 @@ Runner setup_inspect(CLI::App& app) {
       ->required();
   app.add_flag("--json", *json, "print one JSON object instead of text");
   return [path, json]() {
-    train::Checkpoint checkpoint = train::load_checkpoint(*path);
+    checkpoint::Checkpoint checkpoint = checkpoint::load_checkpoint(*path);
     config::Config config = config::parse_config(checkpoint.config_yaml, *path + " (config)");
     std::set<std::string> parameters(checkpoint.parameter_names.begin(),
                                      checkpoint.parameter_names.end());
@@ -49,7 +49,7 @@ Runner setup_inspect(CLI::App& app) {
       return found != names.end() ? found->second : std::string(c10::toString(t.scalar_type()));
     };
     const auto& s = checkpoint.state;
-    const int r = train::checkpoint_phase(checkpoint, config).r;  // in force when written
+    const int r = checkpoint::checkpoint_phase(checkpoint, config).r;  // in force when written
     if (*json) {
       std::string metrics;
       for (const auto& [name, value] : checkpoint.metrics) {

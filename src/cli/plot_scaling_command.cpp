@@ -4,7 +4,7 @@
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
 #include "tts/core/logging.h"
-#include "tts/train/plots.h"
+#include "tts/report/plots.h"
 
 namespace tts::cli {
 namespace {
@@ -30,8 +30,8 @@ Runner setup_plot_scaling(CLI::App& app) {
     } catch (const Error& e) {
       throw UsageError(e.what());
     }
-    train::Plot plot =
-        train::scaling_plot(train::parse_scaling_table(text, args->table), args->title);
+    report::Plot plot =
+        report::scaling_plot(report::parse_scaling_table(text, args->table), args->title);
     write_file_atomic(args->out, plot.png);
     log::get("bench")->info("{}: speedup, efficiency and phase times of {}", args->out,
                             args->table);

@@ -1,11 +1,11 @@
 // tts-train report RUN [--out FILE]: one self-contained HTML page about a run
-// (tts/train/run_report.h).
+// (tts/report/run_report.h).
 #include <filesystem>
 
 #include "tts/cli/command.h"
 #include "tts/core/fs.h"
 #include "tts/core/logging.h"
-#include "tts/train/run_report.h"
+#include "tts/report/run_report.h"
 
 namespace tts::cli {
 namespace {
@@ -21,7 +21,7 @@ Runner setup_report(CLI::App& app) {
       "phase times, the latest validation's plots and audio, the checkpoints.");
   return [run, out]() {
     std::string path = out->empty() ? (std::filesystem::path(*run) / "report.html").string() : *out;
-    std::string html = train::render_run_report(*run);
+    std::string html = report::render_run_report(*run);
     write_file_atomic(path, html);
     log::get("report")->info("{}: {:.1f} MB, open it in a browser", path,
                              static_cast<double>(html.size()) / 1e6);

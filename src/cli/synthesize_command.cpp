@@ -14,8 +14,8 @@
 #include "tts/formats/npy.h"
 #include "tts/model/tacotron2.h"
 #include "tts/text/text_processor.h"
-#include "tts/train/checkpoint.h"
-#include "tts/train/render.h"
+#include "tts/inference/trained_model.h"
+#include "tts/models/tacotron2/render.h"
 
 namespace tts::cli {
 namespace fs = std::filesystem;
@@ -61,14 +61,10 @@ Runner setup_synthesize(CLI::App& app) {
                     "nothing to say: give --text \"...\" or a --text-file with sentences");
     bool to_directory = !(sentences.size() == 1 && fs::path(args->out).extension() == ".wav");
 
-    std::string source;
-    train::Checkpoint checkpoint = train::load_newest_checkpoint(args->checkpoint, &source);
-    config::Config config = train::checkpoint_config(checkpoint, source);
+    inference::TrainedModel trained = inference::load_trained_model(args->checkpoint, torch::kCPU);
+    const config::Config& config = trained.config;
+    model::Tacotron2& model = trained.model;
     text::TextProcessor text_processor(config.text);
-    model::Tacotron2 model = model::build_model(config, text_processor.num_symbols(),
-                                                train::checkpoint_phase(checkpoint, config).r);
-    train::restore_model(checkpoint, *model, source);
-    model->eval();
     audio::AudioProcessor processor(config.audio);
     auto log = log::get("synthesize");
     if (to_directory) fs::create_directories(args->out);
@@ -81,19 +77,19 @@ Runner setup_synthesize(CLI::App& app) {
       auto text_tensor = torch::tensor(ids, torch::kInt64).unsqueeze(0);
       auto lengths = torch::tensor({static_cast<int64_t>(ids.size())}, torch::kInt64);
       model::TacotronOutput out = model->infer(text_tensor, lengths);
-      train::GeneratedUtterance generated = train::generated_utterance(out, 0);
+      tacotron2::GeneratedUtterance generated = tacotron2::generated_utterance(out, 0);
       const int64_t frames = generated.frames;
       std::string stem = to_directory ? (fs::path(args->out) / std::to_string(i + 1)).string()
                                       : fs::path(args->out).replace_extension("").string();
       write_tensor_npy(stem + ".mel.npy", generated.mel);
       if (generated.linear.defined()) write_tensor_npy(stem + ".linear.npy", generated.linear);
-      train::RenderedAudio rendered = train::render_audio(generated, processor);
+      tacotron2::RenderedAudio rendered = tacotron2::render_audio(generated, processor);
       if (rendered.padded()) log->warn("sentence {} {}", i + 1, rendered.padding_note());
       const std::vector<float>& samples = rendered.samples;
       audio::write_wav(stem + ".wav", samples, config.audio.sample_rate);
       if (args->plot) {
-        train::UtterancePlots plots = train::utterance_plots(
-            generated, checkpoint.state.step, fmt::format("sentence {}", i + 1), config.audio,
+        tacotron2::UtterancePlots plots = tacotron2::utterance_plots(
+            generated, trained.step, fmt::format("sentence {}", i + 1), config.audio,
             config.model.gate_threshold);
         write_file_atomic(stem + ".alignment.png", plots.alignment.png);
         write_file_atomic(stem + ".mel.png", plots.mel.png);

@@ -12,7 +12,8 @@
 #include "tts/dist/communicator.h"
 #include "tts/dist/launcher.h"
 #include "tts/dist/rank_info.h"
-#include "tts/train/checkpoint.h"
+#include "tts/checkpoint/checkpoint.h"
+#include "tts/models/registry.h"
 #include "tts/train/trainer.h"
 
 namespace tts::cli {
@@ -99,7 +100,7 @@ Runner setup_train(CLI::App& app) {
     log::add_file(fmt::format("{}/logs/rank_{}.log", args->train.run_dir, rank.rank), "warn");
     const std::string checkpoints = args->train.run_dir + "/checkpoints";
     args->train.resume = resume_auto ? std::filesystem::is_directory(checkpoints) &&
-                                           !train::checkpoint_files(checkpoints).empty()
+                                           !checkpoint::checkpoint_files(checkpoints).empty()
                                      : args->resume_option->count() > 0;
     if (resume_auto && !args->train.resume && rank.rank == 0) {
       log::get("train")->info("--resume auto: no checkpoint in {}/checkpoints yet: starting fresh",
@@ -112,7 +113,8 @@ Runner setup_train(CLI::App& app) {
       if (rank.distributed() && comm->device().is_cpu()) {
         torch::set_num_threads(config.distributed.threads_per_rank);
       }
-      return train::train(config, args->train, *comm);
+      return train::train(config, args->train, *comm,
+                          models::family_factory(config.model.kind));
     } catch (const UsageError&) {
       throw;
     } catch (const Error& e) {
@@ -125,7 +127,7 @@ Runner setup_train(CLI::App& app) {
 
 }  // namespace
 
-TTS_REGISTER_COMMAND("train", "train Tacotron-2 on a feature store, on one or many devices", 20,
+TTS_REGISTER_COMMAND("train", "train a model (model.kind) on a feature store, on one or many devices", 20,
                      setup_train);
 
 }  // namespace tts::cli

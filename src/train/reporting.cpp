@@ -5,56 +5,96 @@
 #include "tts/core/logging.h"
 #include "tts/core/timer.h"
 #include "tts/dist/communicator.h"
-#include "tts/train/lr_schedule.h"
+#include "tts/report/metric_names.h"
 
 namespace tts::train {
 
-void report_interval(const IntervalTotals& totals, const TrainingState& state,
-                     const RunProgress& progress, const config::TrainOptions& train,
-                     dist::Communicator& comm, MetricSink* metrics) {
-  const PhaseTimes& phases = totals.phases;
-  // Every rank contributes its phase times; rank 0 reports the mean and the slowest rank.
-  std::vector<double> gathered = comm.all_gather(phases.as_vector());
-  if (metrics == nullptr || phases.steps <= 0) return;
-  int ranks = comm.size();
-  auto value = [&](int rank, size_t index) { return gathered[rank * PhaseTimes::kCount + index]; };
-  auto mean = [&](size_t index) {
-    double sum = 0;
-    for (int r = 0; r < ranks; ++r) sum += value(r, index);
-    return sum / ranks;
-  };
-  auto maximum = [&](size_t index) {
-    double best = 0;
-    for (int r = 0; r < ranks; ++r) best = std::max(best, value(r, index));
-    return best;
-  };
-  const LossSums& losses = totals.losses;
-  double steps = phases.steps;
-  double step_s = mean(5) / steps;
-  double mel_frames_per_s = mean(7) * ranks / std::max(mean(5), 1e-9);
-  double lr = learning_rate_at(train, state.step);
-  MetricRecord record{"train", {}};
-  record.add("step", static_cast<double>(state.step));
-  record.add("epoch", static_cast<double>(state.epoch));
-  for (const char* name :
-       {"loss", "mel_loss", "postnet_loss", "gate_loss", "linear_loss", "guided_attention_loss"}) {
-    double v = losses.mean(name);
-    if (!std::isnan(v) || std::string(name) == "loss") record.add(name, v);
+std::vector<double> PhaseTimes::as_vector() {
+  std::vector<double> values;
+  auto put = [&](double& field) { values.push_back(field); };
+  visit(put);
+  return values;
+}
+
+PhaseTimes PhaseTimes::from_vector(const std::vector<double>& values, size_t offset) {
+  PhaseTimes times;
+  auto take = [&](double& field) { field = values.at(offset++); };
+  times.visit(take);
+  return times;
+}
+
+void LossSums::add(const std::string& name, const torch::Tensor& value) {
+  if (!value.defined()) return;
+  for (auto& [known, sum] : sums) {
+    if (known == name) {
+      sum = sum + value.detach();
+      return;
+    }
   }
-  record.add("grad_norm", totals.grad_norm_sum / steps);
-  record.add("elapsed_s", progress.run_seconds);  // since this process started (or resumed)
-  record.add("lr", lr);
-  record.add("step_s", step_s);
-  record.add("mel_frames_per_s", mel_frames_per_s);
-  record.add("utterances_per_s", mean(8) * ranks / std::max(mean(5), 1e-9));
-  record.add("data_wait_s", mean(0) / steps);
-  record.add("forward_s", mean(1) / steps);
-  record.add("backward_s", mean(2) / steps);
-  record.add("comm_exposed_s", mean(3) / steps);
-  record.add("optimizer_s", mean(4) / steps);
-  record.add("rank_spread", maximum(5) / std::max(mean(5), 1e-12));
-  record.add("padded_frames_per_rank", mean(6) / steps);
-  record.add("padded_frames_imbalance", maximum(6) / std::max(mean(6), 1e-12));
+  sums.emplace_back(name, value.detach().clone());
+}
+
+double LossSums::mean(const std::string& name) const {
+  for (const auto& [known, sum] : sums) {
+    if (known == name && count > 0) return sum.item<double>() / static_cast<double>(count);
+  }
+  return NAN;
+}
+
+void report_interval(IntervalTotals& totals, const checkpoint::TrainingState& state,
+                     const std::vector<std::string>& optimizer_names, const RunProgress& progress,
+                     dist::Communicator& comm, MetricSink* metrics) {
+  namespace metric = report::metric;
+  // Every rank contributes its phase times; rank 0 reports the mean and the slowest rank.
+  const std::vector<double> gathered = comm.all_gather(totals.phases.as_vector());
+  if (metrics == nullptr || totals.phases.steps <= 0) return;
+  const int ranks = comm.size();
+  const size_t fields = gathered.size() / static_cast<size_t>(ranks);
+  PhaseTimes mean, most;
+  for (int r = 0; r < ranks; ++r) {
+    PhaseTimes rank = PhaseTimes::from_vector(gathered, static_cast<size_t>(r) * fields);
+    std::vector<double> sum = mean.as_vector(), top = most.as_vector(), own = rank.as_vector();
+    for (size_t i = 0; i < fields; ++i) {
+      sum[i] += own[i] / ranks;
+      top[i] = std::max(top[i], own[i]);
+    }
+    mean = PhaseTimes::from_vector(sum, 0);
+    most = PhaseTimes::from_vector(top, 0);
+  }
+  const LossSums& losses = totals.losses;
+  const double steps = mean.steps;
+  const double step_total = std::max(mean.step, 1e-12);
+  const double step_s = mean.step / steps;
+  const double mel_frames_per_s = mean.frames * ranks / std::max(mean.step, 1e-9);
+  MetricRecord record{metric::kTrain, {}};
+  record.add(metric::kStep, static_cast<double>(state.step));
+  record.add(metric::kEpoch, static_cast<double>(state.epoch));
+  for (const auto& [name, sum] : losses.sums) record.add(name, losses.mean(name));
+  // An optimizer's name after the first: "lr_generator", "grad_norm_generator".
+  auto named = [&](const char* base, size_t slot) {
+    return slot == 0 ? std::string(base) : fmt::format("{}_{}", base, optimizer_names.at(slot));
+  };
+  for (size_t slot = 0; slot < totals.grad_norm_sums.size(); ++slot) {
+    const int64_t updates = totals.updates.at(slot);
+    record.add(named(metric::kGradNorm, slot),
+               updates > 0 ? totals.grad_norm_sums[slot] / static_cast<double>(updates) : NAN);
+  }
+  record.add(metric::kElapsed, progress.run_seconds);  // since this process started (or resumed)
+  for (size_t slot = 0; slot < state.learning_rates.size(); ++slot) {
+    record.add(named(metric::kLearningRate, slot), state.learning_rates[slot]);
+  }
+  record.add(metric::kStepSeconds, step_s);
+  record.add(metric::kMelFramesPerSecond, mel_frames_per_s);
+  record.add(metric::kUtterancesPerSecond, mean.utterances * ranks / std::max(mean.step, 1e-9));
+  record.add(metric::kDataWait, mean.data / steps);
+  record.add(metric::kForward, mean.forward / steps);
+  record.add(metric::kBackward, mean.backward / steps);
+  record.add(metric::kCommExposed, mean.communication / steps);
+  record.add(metric::kOptimizer, mean.optimizer / steps);
+  record.add(metric::kRankSpread, most.step / step_total);
+  record.add(metric::kPaddedFramesPerRank, mean.padded_frames / steps);
+  record.add(metric::kPaddedFramesImbalance,
+             most.padded_frames / std::max(mean.padded_frames, 1e-12));
   metrics->write(record, state.step);
 
   std::string eta;
@@ -68,8 +108,8 @@ void report_interval(const IntervalTotals& totals, const TrainingState& state,
       "step {}{} | epoch {} | loss {:.4f} | {:.0f} mel frames/s | {:.3f} s/step (data {:.0f}%, "
       "comm {:.0f}%, spread {:.2f}){}",
       state.step, progress.max_steps > 0 ? fmt::format("/{}", progress.max_steps) : "", state.epoch,
-      losses.mean("loss"), mel_frames_per_s, step_s, 100 * mean(0) / std::max(mean(5), 1e-12),
-      100 * mean(3) / std::max(mean(5), 1e-12), maximum(5) / std::max(mean(5), 1e-12), eta);
+      losses.mean(metric::kLoss), mel_frames_per_s, step_s, 100 * mean.data / step_total,
+      100 * mean.communication / step_total, most.step / step_total, eta);
 }
 
 }  // namespace tts::train

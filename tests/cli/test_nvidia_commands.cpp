@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "../train/nvidia_fixture.h"
+#include "../checkpoint/nvidia_fixture.h"
 #include "cli_test_util.h"
 
 namespace fs = std::filesystem;

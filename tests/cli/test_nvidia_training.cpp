@@ -17,11 +17,11 @@
 #include <string>
 #include <vector>
 
-#include "../train/nvidia_fixture.h"
+#include "../checkpoint/nvidia_fixture.h"
 #include "cli_test_util.h"
 #include "tts/core/fs.h"
 #include "tts/text/text_processor.h"
-#include "tts/train/nvidia.h"
+#include "tts/checkpoint/nvidia.h"
 
 namespace fx = nvidia_fixture;
 using tts::test::run_cli;
@@ -135,9 +135,9 @@ TEST(NvidiaTraining, ThreeStepsUnderNvidiasRecipeTakeNvidiasUpdates) {
   // Adam (eps 1e-8) turns into full-size steps: NVIDIA's own run on another BLAS or thread count
   // moves them differently. Those biases are held to the size of their update, and the
   // running means of their BatchNorms (which average the bias in) to 1e-2.
-  auto before = tts::train::read_nvidia_state_dict(fx::kCheckpoint);
-  auto theirs = tts::train::read_nvidia_state_dict(fx::kDir + "/train_expected.pt");
-  auto after = tts::train::read_nvidia_state_dict(exported);
+  auto before = tts::checkpoint::read_nvidia_state_dict(fx::kCheckpoint);
+  auto theirs = tts::checkpoint::read_nvidia_state_dict(fx::kDir + "/train_expected.pt");
+  auto after = tts::checkpoint::read_nvidia_state_dict(exported);
   ASSERT_EQ(after.size(), theirs.size());
   auto ends_with = [](const std::string& name, const std::string& suffix) {
     return name.size() >= suffix.size() &&

@@ -13,7 +13,7 @@
 #include "tts/config/config.h"
 #include "tts/model/tacotron2.h"
 #include "tts/text/text_processor.h"
-#include "tts/train/checkpoint.h"
+#include "tts/checkpoint/checkpoint.h"
 
 namespace fs = std::filesystem;
 using tts::test::run_cli;
@@ -34,9 +34,9 @@ std::string stop_at_once_checkpoint(const std::string& dir, const tts::config::C
   if (gate_bias == nullptr) return "";
   torch::NoGradGuard no_grad;
   gate_bias->fill_(50.0);
-  tts::train::save_checkpoint(
+  tts::checkpoint::save_checkpoint(
       dir + "/checkpoints",
-      tts::train::capture(*model, nullptr, {}, tts::config::dump_config(config)), 1);
+      tts::checkpoint::capture(*model, {}, {}, tts::config::dump_config(config)), 1);
   return dir + "/checkpoints/latest";
 }
 

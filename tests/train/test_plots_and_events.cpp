@@ -7,7 +7,7 @@
 #include "../support/scratch.h"
 #include "tts/core/fs.h"
 #include "tts/train/metrics.h"
-#include "tts/train/plots.h"
+#include "tts/report/plots.h"
 
 TEST(MetricSink, WritesOneJsonObjectPerRecordAndNullForNonFinite) {
   std::string dir = tts::test::fresh_dir("metrics");

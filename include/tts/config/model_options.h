@@ -8,8 +8,14 @@
 
 namespace tts::config {
 
+// The model family a run trains (train/family.h; one registration each in
+// src/models/registry.cpp).
+enum class ModelKind { kTacotron2 };
+TTS_CHOICE_NAMES(ModelKind, {ModelKind::kTacotron2, "tacotron2"});
+
 struct ModelOptions {
   // Each field's meaning is documented once, in visit(); dumped configs carry it as a comment.
+  ModelKind kind = ModelKind::kTacotron2;
   int symbols_embedding_dim = 512;
   int encoder_kernel_size = 5;
   int encoder_n_convolutions = 3;
@@ -42,6 +48,7 @@ struct ModelOptions {
 
   template <class V>
   void visit(V& v) {
+    v("kind", kind, "the model family: tacotron2");
     v("symbols_embedding_dim", symbols_embedding_dim, "character embedding size");
     v("encoder_kernel_size", encoder_kernel_size, "encoder convolution kernel (odd)");
     v("encoder_n_convolutions", encoder_n_convolutions, "encoder conv+batchnorm+ReLU layers");

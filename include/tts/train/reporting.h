@@ -7,13 +7,11 @@
 
 #include <cmath>
 #include <cstdint>
-#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "tts/config/config.h"
-#include "tts/model/loss.h"
-#include "tts/train/checkpoint.h"
+#include "tts/checkpoint/training_state.h"
 #include "tts/train/metrics.h"
 
 namespace tts::dist {
@@ -22,57 +20,58 @@ class Communicator;
 
 namespace tts::train {
 
-// Seconds spent in each phase of a training step, summed over the steps of a log interval.
+// Seconds spent in each phase of a training step and what the steps processed, summed over the
+// steps of a log interval. visit() lists every field once, with the metric it becomes; reporting
+// reduces them over the ranks by name.
 struct PhaseTimes {
-  double data = 0;
-  double forward = 0;
-  double backward = 0;
+  double data = 0;           // waiting for the loader
+  double forward = 0;        // forward and losses
+  double backward = 0;       // back-propagation (hooks launch the all-reduces)
   double communication = 0;  // exposed: waiting for all-reduces after backward
-  double optimizer = 0;
-  double step = 0;
+  double optimizer = 0;      // clip and update
+  double step = 0;           // the whole step
   double padded_frames = 0;
-  double mel_frames = 0;
+  double frames = 0;  // real output frames
   double utterances = 0;
   double steps = 0;
 
-  static constexpr size_t kCount = 10;
-  std::vector<double> as_vector() const {
-    return {data, forward,       backward,   communication, optimizer,
-            step, padded_frames, mel_frames, utterances,    steps};
+  template <class V>
+  void visit(V& v) {
+    v(data);
+    v(forward);
+    v(backward);
+    v(communication);
+    v(optimizer);
+    v(step);
+    v(padded_frames);
+    v(frames);
+    v(utterances);
+    v(steps);
   }
+  std::vector<double> as_vector();
+  static PhaseTimes from_vector(const std::vector<double>& values, size_t offset);
 };
 
-// Sums of loss parts over a log interval, kept where the losses are (on the GPU: no
+// Sums of named losses over a log interval, kept where the losses are (on the GPU: no
 // synchronization per step); mean() reads them on the host at the log interval.
 struct LossSums {
-  std::map<std::string, torch::Tensor> sums;
-  int64_t count = 0;
-  void add(const model::LossParts& parts) {
-    auto put = [&](const char* name, const torch::Tensor& t) {
-      if (!t.defined()) return;
-      torch::Tensor& sum = sums[name];
-      sum = sum.defined() ? sum + t.detach() : t.detach().clone();
-    };
-    put("loss", parts.total);
-    put("mel_loss", parts.mel);
-    put("postnet_loss", parts.mel_postnet);
-    put("gate_loss", parts.gate);
-    put("linear_loss", parts.linear);
-    put("guided_attention_loss", parts.guided_attention);
-    ++count;
-  }
-  double mean(const std::string& name) const {
-    auto it = sums.find(name);
-    return it == sums.end() || count == 0 ? NAN
-                                          : it->second.item<double>() / static_cast<double>(count);
-  }
+  std::vector<std::pair<std::string, torch::Tensor>> sums;  // in the order first added
+  int64_t count = 0;  // steps (or validation batches) added
+
+  // Adds `value` (a scalar; undefined: the part is off) to `name`'s sum.
+  void add(const std::string& name, const torch::Tensor& value);
+  // Ends one step's (or batch's) additions.
+  void next() { ++count; }
+  double mean(const std::string& name) const;
 };
 
 // Everything one rank collects over a log interval.
 struct IntervalTotals {
   PhaseTimes phases;
   LossSums losses;
-  double grad_norm_sum = 0;  // over the steps that updated the parameters
+  // Per optimizer (the family's order): gradient norms summed over the steps that updated it.
+  std::vector<double> grad_norm_sums;
+  std::vector<int64_t> updates;
 };
 
 // Where the run stands, for the ETA of the log line.
@@ -83,9 +82,11 @@ struct RunProgress {
 };
 
 // Collective: every rank calls it with its own totals. Rank 0 (the one with `metrics`) writes the
-// "train" record (losses, grad norm, LR, phase timers, throughput, rank spread) and the log line.
-void report_interval(const IntervalTotals& totals, const TrainingState& state,
-                     const RunProgress& progress, const config::TrainOptions& train,
+// "train" record (losses, grad norms, the learning rates in `state`, phase timers, throughput,
+// rank spread) and the log line. `optimizer_names` names the optimizers after the first in the
+// record ("lr_<name>", "grad_norm_<name>").
+void report_interval(IntervalTotals& totals, const checkpoint::TrainingState& state,
+                     const std::vector<std::string>& optimizer_names, const RunProgress& progress,
                      dist::Communicator& comm, MetricSink* metrics);
 
 }  // namespace tts::train

@@ -1,5 +1,6 @@
-// The training loop. One call per process (rank): the same code runs on 1 rank or many; the
-// communicator decides. Rank 0 alone writes logs, metrics, plots, samples and checkpoints.
+// The training loop of any model family (family.h). One call per process (rank): the same code
+// runs on 1 rank or many; the communicator decides. Rank 0 alone writes logs, metrics, plots,
+// samples and checkpoints.
 #pragma once
 
 #include <cstdint>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "tts/config/config.h"
+#include "tts/train/family.h"
 
 namespace tts::dist {
 class Communicator;
@@ -23,9 +25,11 @@ struct TrainArgs {
   std::vector<std::string> init_skip;  // name prefixes init_from does not fill
 };
 
-// Trains until train.max_steps / train.max_epochs or a stop request (SIGINT/SIGTERM, which ends
-// the current step, checkpoints and returns 0). Throws tts::Error / UsageError on failure.
-int train(const config::Config& config, const TrainArgs& args, dist::Communicator& comm);
+// Trains the family `make_family` builds (models::family_factory(config.model.kind)) until
+// train.max_steps / train.max_epochs or a stop request (SIGINT/SIGTERM, which ends the current
+// step, checkpoints and returns 0). Throws tts::Error / UsageError on failure.
+int train(const config::Config& config, const TrainArgs& args, dist::Communicator& comm,
+          const FamilyFactory& make_family);
 
 // Installs SIGINT/SIGTERM handlers that ask the training loop to stop after the current step.
 void install_stop_handlers();

@@ -1,0 +1,40 @@
+// Tacotron-2 as a model family of the trainer core (train/family.h): text and mel batches from
+// a feature store, Adam over every parameter with train.lr_schedule, the teacher-forced losses
+// (forward.h), validation with alignment scores and free-running samples (validation.h), warm
+// starts from our checkpoints and NVIDIA/tacotron2's.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <utility>
+
+#include "tts/data/batch.h"
+#include "tts/train/family.h"
+
+namespace tts::tacotron2 {
+
+// A collated batch on the rank's device.
+class TacotronBatch final : public train::FamilyBatch {
+ public:
+  explicit TacotronBatch(data::Batch batch) : batch(std::move(batch)) {}
+  const std::vector<std::string>& ids() const override { return batch.ids; }
+  train::BatchCounts counts() const override {
+    return {batch.size(), batch.real_frames(), batch.padded_frames()};
+  }
+  data::Batch batch;
+};
+
+// The family of a training run: the store at context.data_dir, validation into context.run_dir.
+std::unique_ptr<train::Family> make_family(const train::FamilyContext& context);
+
+// A family without a store (no batch source, no validation) over a symbol table of `n_symbols`:
+// what `tts-train bench` steps on synthetic batches.
+std::unique_ptr<train::Family> make_family_without_data(const train::FamilyContext& context,
+                                                        int64_t n_symbols);
+
+// A synthetic teacher-forced batch of `batch` utterances of `text_len` symbols (ids drawn from
+// 1..n_symbols-1) and `frames` mel frames (a multiple of r), on `device`: bench's input.
+data::Batch synthetic_batch(const config::Config& config, int64_t batch, int64_t text_len,
+                            int64_t frames, int64_t n_symbols, const torch::Device& device);
+
+}  // namespace tts::tacotron2

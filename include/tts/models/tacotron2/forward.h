@@ -1,0 +1,49 @@
+// Tacotron-2's teacher-forced forward pass of a batch and its losses: what a training step
+// back-propagates and what validation averages, computed one way for both.
+//
+// Note [Exact global batch]
+// With train.loss_normalization real_frames, every frame loss is a mean over the real (unpadded)
+// frames of the *global* batch (every rank's batch of the step), and the guided-attention loss a
+// mean over its (decoder step, text position) pairs, so that W ranks x B utterances train exactly
+// as 1 rank x W*B. Each rank computes its losses as means over its own frames and pairs, and
+// weights them by its share of the global counts times the world size, which the gradient
+// reducer divides by: the reduced gradient is then the gradient of the global means. The global
+// counts need no collective: the sampler's plan tells every rank every rank's batch
+// (data::Loader fills Batch::global_real_frames and global_attention_pairs from it), and
+// global_batch_weights() below turns them into the weights. padded_batch (NVIDIA's loss) keeps
+// each rank's padded-batch means, averaged over the ranks as NVIDIA's DistributedDataParallel
+// does; only guided attention stays global.
+#pragma once
+
+#include "tts/config/train_options.h"
+#include "tts/data/batch.h"
+#include "tts/model/loss.h"
+#include "tts/model/tacotron2.h"
+#include "tts/train/reporting.h"
+
+namespace tts::tacotron2 {
+
+// Runs `model` on `batch` in train.precision (model/precision.h), puts its outputs in `*output`
+// and returns the loss parts against the batch's targets (model/loss.h).
+model::LossParts forward_loss(model::Tacotron2Impl& model, const data::Batch& batch,
+                              const config::TrainOptions& train, model::TacotronOutput* output);
+
+// What this rank's frame losses and guided-attention loss are scaled by before backward (Note
+// [Exact global batch]). All 1 on one rank. Throws tts::Error for a batch of several ranks that
+// lacks its global batch's counts (one not cut by the loader's plan).
+struct LossWeights {
+  double frames = 1.0;
+  double attention_pairs = 1.0;
+};
+LossWeights global_batch_weights(const data::Batch& batch, int world_size,
+                                 config::LossNormalization normalization);
+
+// The loss a training step back-propagates on this rank: the parts' total under
+// global_batch_weights.
+torch::Tensor training_loss(const model::LossParts& parts, const data::Batch& batch,
+                            int world_size, const config::TrainOptions& train);
+
+// Adds the parts that are on to `sums` under their metric names ("loss" first).
+void add_losses(train::LossSums& sums, const model::LossParts& parts);
+
+}  // namespace tts::tacotron2

@@ -1,0 +1,479 @@
+#include "tts/checkpoint/checkpoint.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/torch.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <limits>
+
+#include "compat.h"
+#include "tts/core/error.h"
+#include "tts/core/fs.h"
+#include "tts/core/logging.h"
+#include "tts/formats/torch_file.h"
+#include "tts/checkpoint/state_dict.h"
+
+namespace tts::checkpoint {
+using formats::PickleValue;
+namespace fs = std::filesystem;
+namespace {
+
+// Format 2 holds the optimizer's state as data ("adam"); format 1 held a TorchScript archive of it
+// ("optimizer"), which is read for everything but resuming.
+constexpr const char* kFormat = "tts-train-checkpoint-2";
+constexpr const char* kFormatWithArchive = "tts-train-checkpoint-1";
+// Adam options of one group, in this order, in the checkpoint's "group_options" list.
+constexpr size_t kGroupOptions = 6;
+
+using Kind = PickleValue::Kind;
+
+std::string name_of(Kind kind) {
+  PickleValue value;
+  value.kind = kind;
+  return value.kind_name();
+}
+
+// The value under `key` of the checkpoint's dict `dict`, of kind `kind`.
+const PickleValue& entry(const PickleValue& dict, const std::string& key, Kind kind,
+                         const std::string& path) {
+  const PickleValue* value = dict.find(key);
+  TTS_CHECK(value != nullptr, "{}: not a tts-train checkpoint (no '{}' entry)", path, key);
+  TTS_CHECK(value->kind == kind,
+            "{}: the checkpoint's '{}' entry is a {}, expected a {}; the file is damaged or not "
+            "written by tts-train",
+            path, key, value->kind_name(), name_of(kind));
+  return *value;
+}
+
+// The items of list `key`, each of kind `kind`.
+std::vector<const PickleValue*> list_entry(const PickleValue& dict, const std::string& key,
+                                           Kind kind, const std::string& path) {
+  std::vector<const PickleValue*> out;
+  for (const auto& item : entry(dict, key, Kind::List, path).items) {
+    TTS_CHECK(item->kind == kind, "{}: the checkpoint's '{}' list holds a {}, expected a {}", path,
+              key, item->kind_name(), name_of(kind));
+    out.push_back(item.get());
+  }
+  return out;
+}
+
+// An undefined tensor (no max_exp_avg_sq without amsgrad) is stored as an empty one.
+torch::Tensor stored(const torch::Tensor& tensor) {
+  return tensor.defined() ? tensor.detach().to(torch::kCPU).clone() : torch::empty({0});
+}
+
+c10::impl::GenericDict adam_dict(const OptimizerState& state) {
+  c10::List<double> options;
+  c10::List<int64_t> group_sizes;
+  for (const auto& group : state.groups) {
+    for (double option : {group.lr, group.beta1, group.beta2, group.eps, group.weight_decay,
+                          group.amsgrad ? 1.0 : 0.0}) {
+      options.push_back(option);
+    }
+    group_sizes.push_back(group.params);
+  }
+  c10::List<int64_t> steps;  // -1: no state yet
+  c10::List<at::Tensor> exp_avg, exp_avg_sq, max_exp_avg_sq;
+  for (const auto& param : state.params) {
+    steps.push_back(param.has_state ? param.step : -1);
+    exp_avg.push_back(stored(param.exp_avg));
+    exp_avg_sq.push_back(stored(param.exp_avg_sq));
+    max_exp_avg_sq.push_back(stored(param.max_exp_avg_sq));
+  }
+  c10::impl::GenericDict adam(c10::StringType::get(), c10::AnyType::get());
+  adam.insert(std::string("group_options"), options);
+  adam.insert(std::string("group_sizes"), group_sizes);
+  adam.insert(std::string("steps"), steps);
+  adam.insert(std::string("exp_avg"), exp_avg);
+  adam.insert(std::string("exp_avg_sq"), exp_avg_sq);
+  adam.insert(std::string("max_exp_avg_sq"), max_exp_avg_sq);
+  return adam;
+}
+
+OptimizerState read_optimizer(const PickleValue& adam, const std::string& path) {
+  OptimizerState state;
+  auto options = list_entry(adam, "group_options", Kind::Float, path);
+  auto sizes = list_entry(adam, "group_sizes", Kind::Int, path);
+  TTS_CHECK(options.size() == kGroupOptions * sizes.size(),
+            "{}: the checkpoint's Adam state has {} options for {} groups, expected {} per group",
+            path, options.size(), sizes.size(), kGroupOptions);
+  int64_t total = 0;
+  for (size_t g = 0; g < sizes.size(); ++g) {
+    const PickleValue* const* o = options.data() + g * kGroupOptions;
+    OptimizerState::Group group;
+    group.lr = o[0]->real;
+    group.beta1 = o[1]->real;
+    group.beta2 = o[2]->real;
+    group.eps = o[3]->real;
+    group.weight_decay = o[4]->real;
+    group.amsgrad = o[5]->real != 0;
+    group.params = sizes[g]->integer;
+    TTS_CHECK(group.params >= 0 && group.params <= (int64_t{1} << 40),
+              "{}: the checkpoint's Adam group {} claims {} parameters", path, g, group.params);
+    total += group.params;
+    state.groups.push_back(group);
+  }
+  auto steps = list_entry(adam, "steps", Kind::Int, path);
+  auto exp_avg = list_entry(adam, "exp_avg", Kind::Tensor, path);
+  auto exp_avg_sq = list_entry(adam, "exp_avg_sq", Kind::Tensor, path);
+  auto max_exp_avg_sq = list_entry(adam, "max_exp_avg_sq", Kind::Tensor, path);
+  const auto n = static_cast<size_t>(total);
+  TTS_CHECK(steps.size() == n && exp_avg.size() == n && exp_avg_sq.size() == n &&
+                max_exp_avg_sq.size() == n,
+            "{}: the checkpoint's Adam state lists {} steps and {}/{}/{} moments for {} "
+            "parameters; the file is damaged",
+            path, steps.size(), exp_avg.size(), exp_avg_sq.size(), max_exp_avg_sq.size(), n);
+  for (size_t i = 0; i < n; ++i) {
+    OptimizerState::Param param;
+    param.has_state = steps[i]->integer >= 0;
+    param.step = std::max<int64_t>(steps[i]->integer, 0);
+    param.exp_avg = exp_avg[i]->tensor;
+    param.exp_avg_sq = exp_avg_sq[i]->tensor;
+    if (max_exp_avg_sq[i]->tensor.numel() > 0) param.max_exp_avg_sq = max_exp_avg_sq[i]->tensor;
+    state.params.push_back(std::move(param));
+  }
+  return state;
+}
+
+// step_00001234.pt -> 1234; -1 for other names.
+int64_t step_of(const fs::path& file) {
+  std::string name = file.filename().string();
+  if (name.rfind("step_", 0) != 0 || file.extension() != ".pt") return -1;
+  try {
+    return std::stoll(name.substr(5, name.size() - 8));
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+}  // namespace
+
+Checkpoint capture(torch::nn::Module& model,
+                   const std::vector<torch::optim::Optimizer*>& optimizers,
+                   const TrainingState& state, const std::string& config_yaml) {
+  Checkpoint checkpoint;
+  checkpoint.state = state;
+  checkpoint.config_yaml = config_yaml;
+  torch::NoGradGuard no_grad;
+  for (const auto& item : model.named_parameters()) {
+    checkpoint.tensors.emplace_back(item.key(), item.value().detach().to(torch::kCPU).clone());
+    checkpoint.parameter_names.push_back(item.key());
+  }
+  for (const auto& item : model.named_buffers()) {
+    checkpoint.tensors.emplace_back(item.key(), item.value().detach().to(torch::kCPU).clone());
+  }
+  for (torch::optim::Optimizer* optimizer : optimizers) {
+    OptimizerState& captured = checkpoint.optimizers.emplace_back();
+    auto* adam = dynamic_cast<torch::optim::Adam*>(optimizer);
+    TTS_CHECK(adam != nullptr, "checkpoints hold the state of torch::optim::Adam only");
+    for (auto& group : adam->param_groups()) {
+      const auto& options = static_cast<const torch::optim::AdamOptions&>(group.options());
+      captured.groups.push_back(
+          {options.lr(), std::get<0>(options.betas()), std::get<1>(options.betas()), options.eps(),
+           options.weight_decay(), options.amsgrad(), static_cast<int64_t>(group.params().size())});
+      for (const auto& param : group.params()) {
+        OptimizerState::Param stored_param;
+        auto it = adam->state().find(compat::optimizer_state_key(*adam, param));
+        if (it != adam->state().end()) {
+          const auto& s = static_cast<const torch::optim::AdamParamState&>(*it->second);
+          stored_param.has_state = true;
+          stored_param.step = s.step();
+          stored_param.exp_avg = stored(s.exp_avg());
+          stored_param.exp_avg_sq = stored(s.exp_avg_sq());
+          if (s.max_exp_avg_sq().defined())
+            stored_param.max_exp_avg_sq = stored(s.max_exp_avg_sq());
+        }
+        captured.params.push_back(std::move(stored_param));
+      }
+    }
+  }
+  at::Generator generator = at::detail::getDefaultCPUGenerator();
+  checkpoint.rng_state = generator.get_state();
+  for (const auto& parameter : model.parameters()) {
+    if (parameter.is_cuda()) {
+      checkpoint.cuda_rng_state =
+          at::globalContext().defaultGenerator(parameter.device()).get_state();
+    }
+    break;
+  }
+  return checkpoint;
+}
+
+void restore_model(const Checkpoint& checkpoint, torch::nn::Module& model,
+                   const std::string& source) {
+  StateDictOptions options;
+  options.file = fmt::format("checkpoint '{}'", source);
+  options.fix = [&](const std::vector<TensorMatch>&) {
+    return fmt::format(
+        "use the config the checkpoint was trained with (it is stored in the checkpoint: "
+        "tts-train inspect {})",
+        source);
+  };
+  std::map<std::string, torch::Tensor> stored(checkpoint.tensors.begin(), checkpoint.tensors.end());
+  copy_matched(match_state_dict(model_tensors(model), stored, options).matched);
+}
+
+void restore_optimizer(const Checkpoint& checkpoint, size_t slot,
+                       torch::optim::Optimizer& optimizer) {
+  if (checkpoint.optimizers.empty()) return;  // weights only (an import): a fresh optimizer
+  TTS_CHECK(slot < checkpoint.optimizers.size(),
+            "the checkpoint holds the state of {} optimizer(s), this model trains with more; "
+            "resume with the config the checkpoint was trained with",
+            checkpoint.optimizers.size());
+  const OptimizerState& state = checkpoint.optimizers[slot];
+  if (state.empty()) return;
+  TTS_CHECK(state.unread_archive_of.empty(),
+            "{}: written by an older tts-train (format {}), whose optimizer state is a TorchScript "
+            "archive; tts-train no longer loads one, since it can carry code that runs on load. "
+            "Continue from its weights with a fresh optimizer: train --init-from {} (a new run "
+            "directory), or resume with the tts-train version that wrote it",
+            state.unread_archive_of, kFormatWithArchive, state.unread_archive_of);
+  auto* adam = dynamic_cast<torch::optim::Adam*>(&optimizer);
+  TTS_CHECK(adam != nullptr, "checkpoints hold the state of torch::optim::Adam only");
+  auto& groups = adam->param_groups();
+  TTS_CHECK(groups.size() == state.groups.size(),
+            "the checkpoint's optimizer has {} parameter groups, this one {}; resume with the "
+            "config the checkpoint was trained with",
+            state.groups.size(), groups.size());
+  size_t index = 0;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const OptimizerState::Group& stored_group = state.groups[g];
+    TTS_CHECK(static_cast<int64_t>(groups[g].params().size()) == stored_group.params,
+              "the checkpoint's optimizer group {} has {} parameters, this model {}; resume with "
+              "the config the checkpoint was trained with",
+              g, stored_group.params, groups[g].params().size());
+    auto& options = static_cast<torch::optim::AdamOptions&>(groups[g].options());
+    options.lr(stored_group.lr)
+        .betas({stored_group.beta1, stored_group.beta2})
+        .eps(stored_group.eps)
+        .weight_decay(stored_group.weight_decay)
+        .amsgrad(stored_group.amsgrad);
+    for (const auto& param : groups[g].params()) {
+      const OptimizerState::Param& stored_param = state.params.at(index++);
+      if (!stored_param.has_state) continue;
+      auto fits = [&](const torch::Tensor& t) { return t.defined() && t.sizes() == param.sizes(); };
+      TTS_CHECK(fits(stored_param.exp_avg) && fits(stored_param.exp_avg_sq) &&
+                    (!stored_param.max_exp_avg_sq.defined() || fits(stored_param.max_exp_avg_sq)),
+                "the checkpoint's Adam moments of parameter {} have shape [{}], the parameter "
+                "[{}]; resume with the config the checkpoint was trained with",
+                index - 1, fmt::join(stored_param.exp_avg.sizes(), ", "),
+                fmt::join(param.sizes(), ", "));
+      // On the device (and dtype) of the parameter, whatever device the checkpoint came from.
+      auto place = [&](const torch::Tensor& t) {
+        return t.to(param.options(), /*non_blocking=*/false, /*copy=*/true);
+      };
+      auto param_state = std::make_unique<torch::optim::AdamParamState>();
+      param_state->step(stored_param.step);
+      param_state->exp_avg(place(stored_param.exp_avg));
+      param_state->exp_avg_sq(place(stored_param.exp_avg_sq));
+      if (stored_param.max_exp_avg_sq.defined()) {
+        param_state->max_exp_avg_sq(place(stored_param.max_exp_avg_sq));
+      }
+      adam->state()[compat::optimizer_state_key(*adam, param)] = std::move(param_state);
+    }
+  }
+}
+
+void restore_rng(const Checkpoint& checkpoint, const torch::Device& device) {
+  if (checkpoint.rng_state.defined()) {
+    at::Generator generator = at::detail::getDefaultCPUGenerator();
+    generator.set_state(checkpoint.rng_state);
+  }
+  if (device.is_cuda() && checkpoint.cuda_rng_state.defined()) {
+    at::Generator generator = at::globalContext().defaultGenerator(device);
+    generator.set_state(checkpoint.cuda_rng_state);
+  }
+}
+
+void write_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
+  c10::Dict<std::string, at::Tensor> tensors;
+  for (const auto& [name, tensor] : checkpoint.tensors) tensors.insert(name, tensor);
+  c10::List<std::string> parameter_names;
+  for (const auto& name : checkpoint.parameter_names) parameter_names.push_back(name);
+  c10::impl::GenericDict dict(c10::StringType::get(), c10::AnyType::get());
+  dict.insert(std::string("format"), std::string(kFormat));
+  dict.insert("step", checkpoint.state.step);
+  dict.insert("epoch", checkpoint.state.epoch);
+  dict.insert("batch_in_epoch", checkpoint.state.batch_in_epoch);
+  dict.insert("world_size", checkpoint.state.world_size);
+  dict.insert("batch_size", static_cast<int64_t>(checkpoint.state.phase.batch_size));
+  dict.insert("r", static_cast<int64_t>(checkpoint.state.phase.r));
+  dict.insert("config", checkpoint.config_yaml);
+  dict.insert("model", tensors);
+  dict.insert("parameter_names", parameter_names);
+  // The first optimizer under "adam" (what every version reads), the others in order.
+  dict.insert(std::string("adam"), adam_dict(checkpoint.optimizers.empty()
+                                                 ? OptimizerState{}
+                                                 : checkpoint.optimizers.front()));
+  if (checkpoint.optimizers.size() > 1) {
+    c10::impl::GenericList more(c10::AnyType::get());
+    for (size_t i = 1; i < checkpoint.optimizers.size(); ++i) {
+      more.push_back(adam_dict(checkpoint.optimizers[i]));
+    }
+    dict.insert(std::string("more_adam"), more);
+  }
+  dict.insert("rng_state", checkpoint.rng_state.defined() ? checkpoint.rng_state
+                                                          : torch::empty({0}, torch::kUInt8));
+  dict.insert("cuda_rng_state", checkpoint.cuda_rng_state.defined()
+                                    ? checkpoint.cuda_rng_state
+                                    : torch::empty({0}, torch::kUInt8));
+  c10::Dict<std::string, double> metrics;
+  for (const auto& [name, value] : checkpoint.metrics) metrics.insert(name, value);
+  dict.insert("metrics", metrics);
+  std::vector<char> bytes = torch::pickle_save(c10::IValue(dict));
+  write_file_atomic(path, std::string(bytes.begin(), bytes.end()));
+}
+
+std::string save_checkpoint(const std::string& dir, const Checkpoint& checkpoint, int keep) {
+  fs::create_directories(dir);
+  std::string name = fmt::format("step_{:08d}.pt", checkpoint.state.step);
+  std::string path = (fs::path(dir) / name).string();
+  write_checkpoint(path, checkpoint);
+
+  fs::path latest = fs::path(dir) / "latest";
+  fs::path temporary_link = fs::path(dir) / ("latest.tmp." + std::to_string(getpid()));
+  fs::remove(temporary_link);
+  fs::create_symlink(name, temporary_link);
+  fs::rename(temporary_link, latest);
+
+  std::vector<std::string> files = checkpoint_files(dir);
+  for (size_t i = static_cast<size_t>(std::max(keep, 1)); i < files.size(); ++i) {
+    fs::remove(files[i]);
+  }
+  return path;
+}
+
+std::vector<std::string> checkpoint_files(const std::string& path) {
+  fs::path p(path);
+  if (fs::is_directory(p / "checkpoints")) p /= "checkpoints";
+  if (p.filename() == "latest") p = p.parent_path();  // the newest step_N.pt, as latest points
+  if (!fs::is_directory(p)) return {p.string()};
+  std::vector<std::pair<int64_t, std::string>> found;
+  for (const auto& item : fs::directory_iterator(p)) {
+    int64_t step = step_of(item.path());
+    if (step >= 0 && item.is_regular_file()) found.emplace_back(step, item.path().string());
+  }
+  std::sort(found.rbegin(), found.rend());
+  std::vector<std::string> files;
+  for (auto& [step, file] : found) files.push_back(file);
+  return files;
+}
+
+Checkpoint load_checkpoint(const std::string& path) {
+  std::string file = path;
+  if (fs::is_directory(path)) {
+    std::vector<std::string> files = checkpoint_files(path);
+    TTS_CHECK(!files.empty(),
+              "no checkpoint in '{}': expected step_N.pt files written by tts-train train", path);
+    file = files.front();
+  }
+  TTS_CHECK(fs::exists(file), "checkpoint '{}' does not exist", file);
+  if (fs::is_symlink(file)) {  // name the file `latest` points to in what follows
+    file = (fs::path(file).parent_path() / fs::read_symlink(file)).string();
+  }
+  TTS_CHECK(formats::is_zip_file(file),
+            "checkpoint '{}' is corrupt or not a checkpoint ({} bytes, not the zip archive "
+            "tts-train writes); use an earlier checkpoint",
+            file, fs::file_size(file));
+  const PickleValue root = [&] {
+    try {
+      return formats::read_torch_file(file);
+    } catch (const Error& e) {
+      throw Error(
+          fmt::format("checkpoint '{}' is corrupt or not a checkpoint: {}", file, e.what()));
+    }
+  }();
+  TTS_CHECK(root.kind == Kind::Dict,
+            "checkpoint '{}' is not a tts-train checkpoint (it holds a {}, expected a dict)", file,
+            root.kind_name());
+  const std::string& format = entry(root, "format", Kind::String, file).text;
+  TTS_CHECK(format == kFormat || format == kFormatWithArchive,
+            "checkpoint '{}' has format '{}'; this tts-train reads '{}' and '{}'", file, format,
+            kFormat, kFormatWithArchive);
+  auto integer = [&](const char* key) { return entry(root, key, Kind::Int, file).integer; };
+  Checkpoint checkpoint;
+  checkpoint.state.step = integer("step");
+  checkpoint.state.epoch = integer("epoch");
+  checkpoint.state.batch_in_epoch = integer("batch_in_epoch");
+  checkpoint.state.world_size = integer("world_size");
+  // The phase's numbers are ints: a count past that is no checkpoint of ours.
+  auto count = [&](const char* key) {
+    const int64_t value = integer(key);
+    TTS_CHECK(value >= 0 && value <= std::numeric_limits<int>::max(),
+              "checkpoint '{}': {} is {}, expected a count from 0 to {}", file, key, value,
+              std::numeric_limits<int>::max());
+    return static_cast<int>(value);
+  };
+  checkpoint.state.phase.batch_size = count("batch_size");
+  if (root.find("r") != nullptr) checkpoint.state.phase.r = count("r");
+  checkpoint.config_yaml = entry(root, "config", Kind::String, file).text;
+  for (const auto& [key, value] : entry(root, "model", Kind::Dict, file).entries) {
+    TTS_CHECK(key->kind == Kind::String && value->kind == Kind::Tensor,
+              "checkpoint '{}': the model holds a {} under a {} key, expected tensors by name",
+              file, value->kind_name(), key->kind_name());
+    checkpoint.tensors.emplace_back(key->text, value->tensor);
+  }
+  for (const PickleValue* name : list_entry(root, "parameter_names", Kind::String, file)) {
+    checkpoint.parameter_names.push_back(name->text);
+  }
+  if (format == kFormat) {
+    OptimizerState first = read_optimizer(entry(root, "adam", Kind::Dict, file), file);
+    if (!first.empty()) checkpoint.optimizers.push_back(std::move(first));
+    if (root.find("more_adam") != nullptr) {
+      for (const PickleValue* adam : list_entry(root, "more_adam", Kind::Dict, file)) {
+        checkpoint.optimizers.push_back(read_optimizer(*adam, file));
+      }
+    }
+  } else if (entry(root, "optimizer", Kind::Tensor, file).tensor.numel() > 0) {
+    checkpoint.optimizers.emplace_back().unread_archive_of = file;
+  }
+  const torch::Tensor& rng = entry(root, "rng_state", Kind::Tensor, file).tensor;
+  if (rng.numel() > 0) checkpoint.rng_state = rng;
+  if (root.find("cuda_rng_state") != nullptr) {
+    const torch::Tensor& cuda_rng = entry(root, "cuda_rng_state", Kind::Tensor, file).tensor;
+    if (cuda_rng.numel() > 0) checkpoint.cuda_rng_state = cuda_rng;
+  }
+  if (root.find("metrics") != nullptr) {  // absent before alignment metrics
+    for (const auto& [key, value] : entry(root, "metrics", Kind::Dict, file).entries) {
+      TTS_CHECK(key->kind == Kind::String && value->kind == Kind::Float,
+                "checkpoint '{}': the metrics hold a {} under a {} key, expected numbers by name",
+                file, value->kind_name(), key->kind_name());
+      checkpoint.metrics.emplace_back(key->text, value->real);
+    }
+  }
+  return checkpoint;
+}
+
+config::Config checkpoint_config(const Checkpoint& checkpoint, const std::string& source) {
+  return config::parse_config(checkpoint.config_yaml, source + " (config)");
+}
+
+data::Phase checkpoint_phase(const Checkpoint& checkpoint, const config::Config& config) {
+  const data::Phase& stored = checkpoint.state.phase;
+  return {stored.r > 0 ? stored.r : config.model.n_frames_per_step,
+          stored.batch_size > 0 ? stored.batch_size : config.train.batch_size};
+}
+
+Checkpoint load_newest_checkpoint(const std::string& path, std::string* loaded_from) {
+  std::vector<std::string> files = checkpoint_files(path);
+  TTS_CHECK(!files.empty() && fs::exists(files.front()),
+            "no checkpoint in '{}': expected step_N.pt files written by tts-train train", path);
+  std::string errors;
+  for (const auto& file : files) {
+    try {
+      Checkpoint checkpoint = load_checkpoint(file);
+      if (!errors.empty()) {
+        log::get("train")->warn("{}; using the previous checkpoint {} instead", errors, file);
+      }
+      if (loaded_from != nullptr) *loaded_from = file;
+      return checkpoint;
+    } catch (const Error& e) {
+      errors += (errors.empty() ? "" : "; ") + std::string(e.what());
+    }
+  }
+  throw Error(fmt::format("no readable checkpoint in '{}': {}", path, errors));
+}
+
+}  // namespace tts::checkpoint

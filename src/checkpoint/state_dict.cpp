@@ -1,0 +1,80 @@
+#include "tts/checkpoint/state_dict.h"
+
+#include <torch/torch.h>
+
+#include <set>
+
+#include "tts/core/error.h"
+
+namespace tts::checkpoint {
+namespace {
+
+std::string join_or_none(const std::vector<std::string>& items) {
+  return items.empty() ? std::string("none") : fmt::format("{}", fmt::join(items, ", "));
+}
+
+}  // namespace
+
+std::vector<ModelTensor> model_tensors(
+    torch::nn::Module& model, const std::function<std::string(const std::string&)>& stored_name) {
+  std::vector<ModelTensor> tensors;
+  auto add = [&](const std::string& name, const torch::Tensor& tensor, bool parameter) {
+    tensors.push_back({name, stored_name ? stored_name(name) : name, tensor, parameter});
+  };
+  for (const auto& item : model.named_parameters()) add(item.key(), item.value(), true);
+  for (const auto& item : model.named_buffers()) add(item.key(), item.value(), false);
+  return tensors;
+}
+
+StateDictMatch match_state_dict(const std::vector<ModelTensor>& model,
+                                const std::map<std::string, torch::Tensor>& stored,
+                                const StateDictOptions& options) {
+  StateDictMatch match;
+  std::vector<std::string> missing;
+  std::vector<TensorMatch> mismatched;
+  std::set<std::string> found;
+  for (const ModelTensor& target : model) {
+    auto it = stored.find(target.stored_name);
+    if (it == stored.end()) {
+      if (options.partial) {
+        match.missing.push_back(target.name);
+      } else {
+        missing.push_back(target.stored_name);
+      }
+      continue;
+    }
+    found.insert(it->first);
+    if (it->second.sizes() == target.tensor.sizes()) {
+      match.matched.push_back({target, it->second});
+    } else {
+      mismatched.push_back({target, it->second});
+    }
+  }
+  std::vector<std::string> unexpected;
+  for (const auto& [name, tensor] : stored) {
+    if (!options.partial && found.count(name) == 0) unexpected.push_back(name);
+  }
+  if (missing.empty() && mismatched.empty() && unexpected.empty()) return match;
+
+  std::vector<std::string> shapes;
+  for (const TensorMatch& m : mismatched) {
+    shapes.push_back(fmt::format("{} (checkpoint {}, model {})", m.target.stored_name,
+                                 fmt::join(m.stored.sizes(), "x"),
+                                 fmt::join(m.target.tensor.sizes(), "x")));
+  }
+  std::string lists = fmt::format("shape differs: {}", join_or_none(shapes));
+  if (!options.partial) {
+    lists = fmt::format("missing: {}; {}; not in the model: {}", join_or_none(missing), lists,
+                        join_or_none(unexpected));
+  }
+  std::string fix = options.fix ? options.fix(mismatched) : "";
+  throw Error(fmt::format("{} does not fit the model of the config ({}){}", options.file, lists,
+                          fix.empty() ? "" : "; " + fix));
+}
+
+void copy_matched(const std::vector<TensorMatch>& matched) {
+  torch::NoGradGuard no_grad;
+  for (const TensorMatch& m : matched) m.target.tensor.copy_(m.stored);
+}
+
+}  // namespace tts::checkpoint

@@ -1,0 +1,204 @@
+#include "tts/models/tacotron2/family.h"
+
+#include <torch/torch.h>
+
+#include <optional>
+
+#include "tts/checkpoint/warm_start.h"
+#include "tts/core/logging.h"
+#include "tts/core/timer.h"
+#include "tts/data/feature_store.h"
+#include "tts/data/loader.h"
+#include "tts/dist/communicator.h"
+#include "tts/model/tacotron2.h"
+#include "tts/models/tacotron2/forward.h"
+#include "tts/models/tacotron2/validation.h"
+#include "tts/text/text_processor.h"
+#include "tts/train/lr_schedule.h"
+#include "tts/train/optimizer.h"
+#include "tts/train/step.h"
+
+namespace tts::tacotron2 {
+namespace {
+
+// The loader's batches, moved to the rank's device.
+class LoaderSource final : public train::BatchSource {
+ public:
+  LoaderSource(std::unique_ptr<data::Loader> loader, torch::Device device)
+      : loader_(std::move(loader)), device_(device) {}
+  void start_epoch(int64_t epoch, int64_t skip) override { loader_->start_epoch(epoch, skip); }
+  std::unique_ptr<train::FamilyBatch> next() override {
+    std::optional<data::Batch> batch = loader_->next();
+    if (!batch) return nullptr;
+    return std::make_unique<TacotronBatch>(batch->to(device_, true));
+  }
+  int64_t batches_per_epoch() const override { return loader_->batches_per_epoch(); }
+  double wait_seconds() const override { return loader_->wait_seconds(); }
+
+ private:
+  std::unique_ptr<data::Loader> loader_;
+  torch::Device device_;
+};
+
+class Validation final : public train::ValidationOutcome {
+ public:
+  Validation(Validator& validator, ValidationResult result)
+      : validator_(validator), result_(std::move(result)) {
+    record = result_.record;
+  }
+  void write_artifacts(train::MetricSink& metrics) override {
+    validator_.write_artifacts(result_, metrics);
+  }
+
+ private:
+  Validator& validator_;
+  ValidationResult result_;
+};
+
+class Tacotron2Family final : public train::Family {
+ public:
+  Tacotron2Family(const train::FamilyContext& context, int64_t n_symbols,
+                  std::optional<data::FeatureStore> store)
+      : config_(context.config),
+        device_(context.device),
+        comm_(context.comm),
+        text_(context.config.text),
+        store_(std::move(store)) {
+    model_ = model::build_model(config_, n_symbols, context.initial_phase.r);
+    model_->to(device_);
+    train::OptimizerSlot slot;
+    slot.name = "model";
+    slot.parameters = model_->parameters();
+    slot.optimizer = train::make_adam(slot.parameters, train::adam_settings(config_.train));
+    slot.learning_rate = [train = config_.train](int64_t step, int64_t) {
+      return train::learning_rate_at(train, step);
+    };
+    slot.grad_clip = config_.train.grad_clip_thresh;
+    optimizers_.push_back(std::move(slot));
+    if (store_) {
+      validator_ = std::make_unique<Validator>(config_, device_, comm_, context.run_dir);
+      if (comm_.rank() == 0 && store_->val().empty()) {
+        log::get("train")->warn(
+            "the store has no validation utterances (data.val_size: 0): the run does not "
+            "validate and reports no alignment scores");
+      }
+    }
+  }
+
+  torch::nn::Module& module() override { return *model_; }
+  std::vector<train::OptimizerSlot>& optimizers() override { return optimizers_; }
+
+  void set_phase(const data::Phase& phase) override {
+    model_->set_reduction_factor(phase.r);
+    if (!store_) return;
+    train_.reset();  // its workers stop before the new loader's start
+    val_.reset();
+    auto tokenizer = [this](const std::string& text) { return text_.to_ids(text); };
+    train_ = std::make_unique<LoaderSource>(
+        std::make_unique<data::Loader>(*store_, store_->train(), config_, phase, tokenizer,
+                                       comm_.rank(), comm_.size()),
+        device_);
+    // Without a validation set (data.val_size: 0) the run trains without validating.
+    if (store_->val().empty()) return;
+    // A validation set smaller than the world is validated whole on every rank.
+    const bool shard = static_cast<int64_t>(store_->val().size()) >= comm_.size();
+    val_ = std::make_unique<data::Loader>(*store_, store_->val(), config_, phase, tokenizer,
+                                          shard ? comm_.rank() : 0, shard ? comm_.size() : 1);
+  }
+
+  train::BatchSource& train_batches() override {
+    TTS_CHECK(train_ != nullptr, "tacotron2: no batches before set_phase, or without a store");
+    return *train_;
+  }
+
+  void train_step(std::vector<std::unique_ptr<train::FamilyBatch>>& micro_batches,
+                  train::Updates& updates) override {
+    set_train_mode();
+    const size_t n = micro_batches.size();
+    for (size_t i = 0; i < n; ++i) {
+      const data::Batch& batch = static_cast<TacotronBatch&>(*micro_batches[i]).batch;
+      Stopwatch clock;
+      model::TacotronOutput output;
+      model::LossParts parts = forward_loss(*model_, batch, config_.train, &output);
+      torch::Tensor loss =
+          training_loss(parts, batch, comm_.size(), config_.train) / static_cast<double>(n);
+      updates.times().forward += clock.seconds();
+      updates.backward(0, loss, i + 1 == n);
+      add_losses(updates.losses(), parts);
+    }
+    updates.apply(0);
+  }
+
+  std::unique_ptr<train::ValidationOutcome> validate(int64_t step,
+                                                     train::MetricSink* metrics) override {
+    if (!val_) return nullptr;
+    return std::make_unique<Validation>(*validator_,
+                                        validator_->run(*model_, *val_, step, metrics));
+  }
+
+  std::string warm_start(const std::string& path, const std::vector<std::string>& skip) override {
+    return checkpoint::warm_start(*model_, path, skip);
+  }
+
+  std::string describe() override {
+    std::string text = fmt::format("Tacotron-2, {} parameters", model::count_parameters(*model_));
+    if (store_) {
+      text += fmt::format("; {} train and {} validation utterances", store_->train().size(),
+                          store_->val().size());
+    }
+    return text;
+  }
+
+ private:
+  void set_train_mode() {
+    model_->train();
+    if (!config_.train.freeze_batch_norm) return;
+    for (const auto& module : model_->modules()) {
+      if (auto* norm = module->as<torch::nn::BatchNorm1dImpl>()) norm->eval();
+    }
+  }
+
+  const config::Config& config_;
+  torch::Device device_;
+  dist::Communicator& comm_;
+  text::TextProcessor text_;
+  std::optional<data::FeatureStore> store_;
+  model::Tacotron2 model_{nullptr};
+  std::vector<train::OptimizerSlot> optimizers_;
+  std::unique_ptr<LoaderSource> train_;
+  std::unique_ptr<data::Loader> val_;
+  std::unique_ptr<Validator> validator_;
+};
+
+}  // namespace
+
+std::unique_ptr<train::Family> make_family(const train::FamilyContext& context) {
+  text::TextProcessor text(context.config.text);
+  return std::make_unique<Tacotron2Family>(
+      context, text.num_symbols(), data::FeatureStore::open(context.data_dir, context.config));
+}
+
+std::unique_ptr<train::Family> make_family_without_data(const train::FamilyContext& context,
+                                                        int64_t n_symbols) {
+  return std::make_unique<Tacotron2Family>(context, n_symbols, std::nullopt);
+}
+
+data::Batch synthetic_batch(const config::Config& config, int64_t batch, int64_t text_len,
+                            int64_t frames, int64_t n_symbols, const torch::Device& device) {
+  const int64_t n_mels = config.audio.n_mels;
+  const int64_t n_linear = config.audio.n_linear();
+  auto floats = torch::TensorOptions().device(device);
+  data::Batch out;
+  out.text = torch::randint(1, n_symbols, {batch, text_len}, floats.dtype(torch::kInt64));
+  out.text_lengths = torch::full({batch}, text_len, torch::kInt64).to(device);
+  out.mel = torch::randn({batch, frames, n_mels}, floats);
+  out.mel_lengths = torch::full({batch}, frames, torch::kInt64).to(device);
+  out.stop = torch::zeros({batch, frames}, floats);
+  out.stop.select(1, frames - 1).fill_(1);
+  if (config.model.predict_linear) out.linear = torch::randn({batch, frames, n_linear}, floats);
+  for (int64_t i = 0; i < batch; ++i) out.ids.push_back(fmt::format("synthetic_{}", i));
+  out.real_frame_count = batch * frames;
+  return out;
+}
+
+}  // namespace tts::tacotron2
