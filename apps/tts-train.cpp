@@ -17,8 +17,10 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("tts-train ") + TTS_VERSION);
   app.require_subcommand(1);
   app.fallthrough();
-  std::string log_level = "info";
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off");
+  std::string log_level;  // empty: the config's logging.level, else info
+  app.add_option("--log-level", log_level,
+                 fmt::format("{} (default: the config's logging.level, else info)",
+                             fmt::join(tts::config::choice_names<tts::config::LogLevel>(), ", ")));
 
   std::map<CLI::App*, tts::cli::Runner> runners;
   for (const auto& command : tts::cli::registered_commands()) {
@@ -34,7 +36,11 @@ int main(int argc, char** argv) {
   }
 
   try {
-    tts::log::setup({log_level, 0, 1});
+    tts::cli::set_log_level_flag(
+        log_level.empty() ? std::nullopt
+                          : std::optional(tts::config::require_choice<tts::config::LogLevel>(
+                                log_level, "--log-level")));
+    tts::cli::apply_log_level(nullptr);
     for (CLI::App* sub : app.get_subcommands()) return runners.at(sub)();
     return 2;
   } catch (const tts::Error& e) {

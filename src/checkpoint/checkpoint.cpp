@@ -9,11 +9,11 @@
 #include <limits>
 
 #include "compat.h"
+#include "tts/checkpoint/state_dict.h"
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
 #include "tts/core/logging.h"
 #include "tts/formats/torch_file.h"
-#include "tts/checkpoint/state_dict.h"
 
 namespace tts::checkpoint {
 using formats::PickleValue;
@@ -304,9 +304,9 @@ void write_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
   dict.insert("model", tensors);
   dict.insert("parameter_names", parameter_names);
   // The first optimizer under "adam" (what every version reads), the others in order.
-  dict.insert(std::string("adam"), adam_dict(checkpoint.optimizers.empty()
-                                                 ? OptimizerState{}
-                                                 : checkpoint.optimizers.front()));
+  dict.insert(
+      std::string("adam"),
+      adam_dict(checkpoint.optimizers.empty() ? OptimizerState{} : checkpoint.optimizers.front()));
   if (checkpoint.optimizers.size() > 1) {
     c10::impl::GenericList more(c10::AnyType::get());
     for (size_t i = 1; i < checkpoint.optimizers.size(); ++i) {

@@ -1,3 +1,5 @@
+#include "tts/checkpoint/nvidia.h"
+
 #include <torch/torch.h>
 
 #include <filesystem>
@@ -5,13 +7,12 @@
 #include <regex>
 #include <set>
 
+#include "tts/checkpoint/state_dict.h"
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
 #include "tts/formats/torch_file.h"
 #include "tts/model/tacotron2.h"
 #include "tts/text/symbols.h"
-#include "tts/checkpoint/nvidia.h"
-#include "tts/checkpoint/state_dict.h"
 
 namespace tts::checkpoint {
 using formats::PickleValue;

@@ -4,10 +4,10 @@
 
 #include <map>
 
-#include "tts/core/error.h"
 #include "tts/checkpoint/checkpoint.h"
 #include "tts/checkpoint/nvidia.h"
 #include "tts/checkpoint/state_dict.h"
+#include "tts/core/error.h"
 
 namespace tts::checkpoint {
 namespace {

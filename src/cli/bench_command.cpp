@@ -13,13 +13,13 @@
 #include "tts/core/frames.h"
 #include "tts/core/logging.h"
 #include "tts/core/timer.h"
+#include "tts/dist/communicator.h"
 #include "tts/model/flops.h"
 #include "tts/model/layers.h"
 #include "tts/model/loss.h"
 #include "tts/model/precision.h"
 #include "tts/model/tacotron2.h"
 #include "tts/models/tacotron2/family.h"
-#include "tts/dist/communicator.h"
 #include "tts/train/step.h"
 
 namespace tts::cli {
@@ -66,11 +66,13 @@ int run_bench(const BenchArgs& args) {
   }
   if (args.threads > 0) torch::set_num_threads(args.threads);
   // One rank, as a training run alone: the same family, step and reducer that `train` runs.
-  std::unique_ptr<dist::Communicator> comm = dist::make_communicator(
-      dist::RankInfo{}, config.distributed, config::Backend::kGloo, wanted);
-  const torch::Device device = comm->device();
+  const dist::Placement placement =
+      dist::resolve_placement(dist::RankInfo{}, wanted, config::Backend::kGloo);
+  std::unique_ptr<dist::Communicator> comm =
+      dist::make_communicator(dist::RankInfo{}, config.distributed, placement);
+  const torch::Device device = placement.device;
   torch::manual_seed(config.train.seed);
-  model::apply_math_settings(config.train.tf32, config.train.step_products);
+  model::apply_tf32(config.train.tf32);
   model::check_precision(config.train.precision, device);
 
   const int64_t r = config.model.n_frames_per_step;
@@ -78,13 +80,13 @@ int run_bench(const BenchArgs& args) {
   const int64_t n_mels = config.audio.n_mels;
   const int64_t n_linear = config.audio.n_linear();
   std::unique_ptr<train::Family> family = tacotron2::make_family_without_data(
-      train::FamilyContext{config, device, *comm, "", "", data::Phase{static_cast<int>(r),
-                                                                      static_cast<int>(batch)}},
+      train::FamilyContext{config, placement, *comm, "", "",
+                           data::Phase{static_cast<int>(r), static_cast<int>(batch)}},
       args.symbols);
   family->set_phase(data::Phase{static_cast<int>(r), static_cast<int>(batch)});
   std::vector<std::unique_ptr<train::FamilyBatch>> micro_batches;
-  micro_batches.push_back(std::make_unique<tacotron2::TacotronBatch>(tacotron2::synthetic_batch(
-      config, batch, args.text_len, frames, args.symbols, device)));
+  micro_batches.push_back(std::make_unique<tacotron2::TacotronBatch>(
+      tacotron2::synthetic_batch(config, batch, args.text_len, frames, args.symbols, device)));
   train::Step step(*family, *comm, config.distributed, config.train.max_bad_steps);
   checkpoint::TrainingState state;
 
@@ -96,16 +98,16 @@ int run_bench(const BenchArgs& args) {
     step.run(micro_batches, state, totals, false);
     synchronize(device);
     const double t_step = watch.seconds();
-    const train::PhaseTimes& phases = totals.phases;
+    const train::StepTimes& times = totals.times;
     loss = totals.losses.mean("loss");
     if (i == 0) continue;
     step_s.push_back(t_step);
-    forward_s.push_back(phases.forward);
-    backward_s.push_back(phases.backward);
-    optimizer_s.push_back(phases.communication + phases.optimizer);
+    forward_s.push_back(times.forward);
+    backward_s.push_back(times.backward);
+    optimizer_s.push_back(times.communication + times.optimizer);
     log::get("bench")->info(
         "step {}/{}: {:.3f} s (forward {:.3f}, backward {:.3f}, optimizer {:.3f})", i, args.steps,
-        t_step, phases.forward, phases.backward, phases.communication + phases.optimizer);
+        t_step, times.forward, times.backward, times.communication + times.optimizer);
   }
   double median_step = median(step_s);
   // How close the step is to the machine's limit: the step's arithmetic, counted from the

@@ -2,8 +2,33 @@
 
 #include <algorithm>
 
+#include "tts/core/logging.h"
+
 namespace tts::cli {
 namespace {
+
+std::optional<config::LogLevel>& log_level_flag() {
+  static std::optional<config::LogLevel> flag;
+  return flag;
+}
+
+spdlog::level::level_enum spdlog_level(config::LogLevel level) {
+  switch (level) {
+    case config::LogLevel::kTrace:
+      return spdlog::level::trace;
+    case config::LogLevel::kDebug:
+      return spdlog::level::debug;
+    case config::LogLevel::kInfo:
+      return spdlog::level::info;
+    case config::LogLevel::kWarn:
+      return spdlog::level::warn;
+    case config::LogLevel::kError:
+      return spdlog::level::err;
+    case config::LogLevel::kOff:
+      return spdlog::level::off;
+  }
+  return spdlog::level::info;
+}
 
 std::vector<Command>& commands() {
   static std::vector<Command> instance;
@@ -34,6 +59,19 @@ void ConfigArgs::add_to(CLI::App& app, bool required) {
       ->allow_extra_args(false);
 }
 
-config::Config ConfigArgs::load() const { return config::load_config(path, overrides); }
+config::Config ConfigArgs::load() const {
+  config::Config config = config::load_config(path, overrides);
+  apply_log_level(&config);
+  return config;
+}
+
+void set_log_level_flag(std::optional<config::LogLevel> flag) { log_level_flag() = flag; }
+
+void apply_log_level(const config::Config* config, int rank, int world_size) {
+  const config::LogLevel level = log_level_flag()    ? *log_level_flag()
+                                 : config != nullptr ? config->logging.level
+                                                     : config::LogLevel::kInfo;
+  log::setup({spdlog_level(level), rank, world_size});
+}
 
 }  // namespace tts::cli

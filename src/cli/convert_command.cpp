@@ -2,12 +2,12 @@
 // and out (--to nvidia CHECKPOINT --out FILE.pt, with the hparams NVIDIA's code needs).
 #include <iostream>
 
+#include "tts/checkpoint/checkpoint.h"
+#include "tts/checkpoint/nvidia.h"
 #include "tts/cli/command.h"
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
 #include "tts/core/logging.h"
-#include "tts/checkpoint/checkpoint.h"
-#include "tts/checkpoint/nvidia.h"
 
 namespace tts::cli {
 namespace {

@@ -35,7 +35,7 @@ void request_stop(int) { g_stop_requested = 1; }
 // stop through the all-reduce (as the training loop does) and exit 0 together.
 int run_worker(const SelftestArgs& args) {
   const dist::RankInfo info = dist::RankInfo::from_env();
-  log::setup({"info", info.rank, info.world_size});
+  apply_log_level(nullptr, info.rank, info.world_size);
   if (args.until_signal) {
     std::signal(SIGINT, request_stop);
     std::signal(SIGTERM, request_stop);

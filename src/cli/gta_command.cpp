@@ -40,7 +40,7 @@ Runner setup_gta(CLI::App& app) {
                                   dist::worker_command_line({"--nproc-per-node"}),
                                   config::DistributedOptions{});
     }
-    log::setup({"info", rank.rank, rank.world_size});
+    apply_log_level(nullptr, rank.rank, rank.world_size);
     inference::GtaRequest request = args->request;
     request.rank = rank.rank;
     request.world_size = rank.world_size;

@@ -6,9 +6,10 @@
 #include <map>
 #include <set>
 
+#include "tts/checkpoint/checkpoint.h"
 #include "tts/cli/command.h"
 #include "tts/config/config.h"
-#include "tts/checkpoint/checkpoint.h"
+#include "tts/models/registry.h"
 
 namespace tts::cli {
 namespace {
@@ -49,7 +50,8 @@ Runner setup_inspect(CLI::App& app) {
       return found != names.end() ? found->second : std::string(c10::toString(t.scalar_type()));
     };
     const auto& s = checkpoint.state;
-    const int r = checkpoint::checkpoint_phase(checkpoint, config).r;  // in force when written
+    const models::CheckpointSummary summary =
+        models::family(config.model.kind).summarize_checkpoint(checkpoint, config);
     if (*json) {
       std::string metrics;
       for (const auto& [name, value] : checkpoint.metrics) {
@@ -57,9 +59,15 @@ Runner setup_inspect(CLI::App& app) {
                                std::isfinite(value) ? fmt::format("{}", value) : "null");
       }
       std::cout << fmt::format(
-          "{{\"step\": {}, \"epoch\": {}, \"world_size\": {}, \"batch_size\": {}, \"r\": {}, "
-          "\"params\": {}, \"metrics\": {{{}}}, \"tensors\": [",
-          s.step, s.epoch, s.world_size, s.phase.batch_size, r, parameter_count, metrics);
+          "{{\"step\": {}, \"epoch\": {}, \"world_size\": {}, \"batch_size\": {}, "
+          "\"model\": {}, ",
+          s.step, s.epoch, s.world_size, s.phase.batch_size,
+          json_string(std::string(choice_name(config.model.kind))));
+      for (const auto& [name, value] : summary.json_fields) {
+        std::cout << fmt::format("{}: {}, ", json_string(name), value);
+      }
+      std::cout << fmt::format("\"params\": {}, \"metrics\": {{{}}}, \"tensors\": [",
+                               parameter_count, metrics);
       bool first = true;
       for (const auto& [name, tensor] : checkpoint.tensors) {
         std::cout << fmt::format(
@@ -73,16 +81,15 @@ Runner setup_inspect(CLI::App& app) {
     std::cout << fmt::format(
         "checkpoint   {}\nstep         {} (epoch {})\ntrained on   {} rank(s) x batch {} = "
         "global batch {}\nparameters   {}\naudio        {} Hz, n_fft {}, hop {}, win {}, {} mels "
-        "({}-{} Hz), {} compression{}\nmodel        r={}, encoder {}, decoder {}, attention {}, "
-        "postnet {}x{}{}\n\n",
+        "({}-{} Hz), {} compression{}\n",
         *path, s.step, s.epoch, s.world_size, s.phase.batch_size, s.world_size * s.phase.batch_size,
         parameter_count, config.audio.sample_rate, config.audio.n_fft, config.audio.hop_length,
         config.audio.win_length, config.audio.n_mels, config.audio.fmin, config.audio.fmax,
-        config.audio.compression, config.audio.linear ? ", linear targets" : "", r,
-        config.model.encoder_embedding_dim, config.model.decoder_rnn_dim,
-        config.model.attention_dim, config.model.postnet_n_convolutions,
-        config.model.postnet_embedding_dim,
-        config.model.predict_linear ? ", linear CBHG head" : "");
+        config.audio.compression, config.audio.linear ? ", linear targets" : "");
+    for (const auto& [label, text] : summary.lines) {
+      std::cout << fmt::format("{:<12} {}\n", label, text);
+    }
+    std::cout << "\n";
     if (!checkpoint.metrics.empty()) {
       // The last validation before the checkpoint: is the run learning to align?
       std::cout << "last validation\n";

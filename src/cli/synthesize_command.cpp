@@ -12,10 +12,10 @@
 #include "tts/core/fs.h"
 #include "tts/core/logging.h"
 #include "tts/formats/npy.h"
-#include "tts/model/tacotron2.h"
-#include "tts/text/text_processor.h"
 #include "tts/inference/trained_model.h"
+#include "tts/model/tacotron2.h"
 #include "tts/models/tacotron2/render.h"
+#include "tts/text/text_processor.h"
 
 namespace tts::cli {
 namespace fs = std::filesystem;
@@ -88,9 +88,9 @@ Runner setup_synthesize(CLI::App& app) {
       const std::vector<float>& samples = rendered.samples;
       audio::write_wav(stem + ".wav", samples, config.audio.sample_rate);
       if (args->plot) {
-        tacotron2::UtterancePlots plots = tacotron2::utterance_plots(
-            generated, trained.step, fmt::format("sentence {}", i + 1), config.audio,
-            config.model.gate_threshold);
+        tacotron2::UtterancePlots plots =
+            tacotron2::utterance_plots(generated, trained.step, fmt::format("sentence {}", i + 1),
+                                       config.audio, config.model.gate_threshold);
         write_file_atomic(stem + ".alignment.png", plots.alignment.png);
         write_file_atomic(stem + ".mel.png", plots.mel.png);
       }

@@ -6,13 +6,13 @@
 
 #include <filesystem>
 
+#include "tts/checkpoint/checkpoint.h"
 #include "tts/cli/command.h"
 #include "tts/core/error.h"
 #include "tts/core/logging.h"
 #include "tts/dist/communicator.h"
 #include "tts/dist/launcher.h"
 #include "tts/dist/rank_info.h"
-#include "tts/checkpoint/checkpoint.h"
 #include "tts/models/registry.h"
 #include "tts/train/trainer.h"
 
@@ -70,13 +70,6 @@ Runner setup_train(CLI::App& app) {
                "GPU; with more ranks there always is one)");
   return [args]() {
     config::Config config = args->config.load();
-    // Training on the CPU takes gloo unless --backend says otherwise, whatever the config's
-    // backend (a config written for GPUs trains on the CPU with train.device: cpu alone).
-    const config::Backend backend = dist::resolve_backend(
-        !args->backend.empty() ? config::require_choice<config::Backend>(args->backend, "--backend")
-        : config.train.device == config::Device::kCpu ? config::Backend::kGloo
-                                                      : config.distributed.backend,
-        config.train.device);
     dist::RankInfo rank = dist::RankInfo::from_env();
     int nproc = args->nproc_per_node > 0 ? args->nproc_per_node : std::max(1, visible_gpus());
     const bool resume_auto = args->resume_option->count() > 0 && args->resume == "auto";
@@ -91,13 +84,13 @@ Runner setup_train(CLI::App& app) {
       return dist::launch_workers(nproc, worker_argv, config.distributed, args->max_restarts,
                                   args->train.run_dir + "/logs");
     }
-    log::setup(
-        {std::string(config::choice_name(config.logging.level)), rank.rank, rank.world_size});
+    apply_log_level(&config, rank.rank, rank.world_size);
     std::filesystem::create_directories(args->train.run_dir);
     if (rank.rank == 0) log::add_file(args->train.run_dir + "/train.log");
     // Every rank's own failures stay in the run directory, also those of ranks on other hosts.
     std::filesystem::create_directories(args->train.run_dir + "/logs");
-    log::add_file(fmt::format("{}/logs/rank_{}.log", args->train.run_dir, rank.rank), "warn");
+    log::add_file(fmt::format("{}/logs/rank_{}.log", args->train.run_dir, rank.rank),
+                  spdlog::level::warn);
     const std::string checkpoints = args->train.run_dir + "/checkpoints";
     args->train.resume = resume_auto ? std::filesystem::is_directory(checkpoints) &&
                                            !checkpoint::checkpoint_files(checkpoints).empty()
@@ -108,12 +101,17 @@ Runner setup_train(CLI::App& app) {
     }
     train::install_stop_handlers();
     try {
-      std::unique_ptr<dist::Communicator> comm = dist::make_communicator(
-          rank, config.distributed, backend, config.train.device, args->process_group);
+      const dist::Placement placement = dist::resolve_placement(
+          config, rank,
+          args->backend.empty()
+              ? std::nullopt
+              : std::optional(config::require_choice<config::Backend>(args->backend, "--backend")));
+      std::unique_ptr<dist::Communicator> comm =
+          dist::make_communicator(rank, config.distributed, placement, args->process_group);
       if (rank.distributed() && comm->device().is_cpu()) {
         torch::set_num_threads(config.distributed.threads_per_rank);
       }
-      return train::train(config, args->train, *comm,
+      return train::train(config, args->train, *comm, placement,
                           models::family_factory(config.model.kind));
     } catch (const UsageError&) {
       throw;
@@ -127,7 +125,8 @@ Runner setup_train(CLI::App& app) {
 
 }  // namespace
 
-TTS_REGISTER_COMMAND("train", "train a model (model.kind) on a feature store, on one or many devices", 20,
+TTS_REGISTER_COMMAND("train",
+                     "train a model (model.kind) on a feature store, on one or many devices", 20,
                      setup_train);
 
 }  // namespace tts::cli

@@ -27,8 +27,8 @@ const char* type_name() {
   if constexpr (std::is_same_v<T, std::vector<std::string>>) return "a list of strings";
   if constexpr (std::is_same_v<T, std::vector<int>>) return "a list of integers";
   if constexpr (std::is_same_v<T, std::vector<double>>) return "a list of numbers";
-  if constexpr (std::is_same_v<T, std::vector<std::vector<int>>>) {
-    return "a list of lists of integers";
+  if constexpr (std::is_same_v<T, std::vector<RScheduleRow>>) {
+    return "a list of [from_step, r, batch_size] rows of integers";
   }
 }
 
@@ -77,14 +77,14 @@ bool convert(const YAML::Node& node, T& out) {
     }
     out = std::move(values);
     return true;
-  } else if constexpr (std::is_same_v<T, std::vector<std::vector<int>>>) {
+  } else if constexpr (std::is_same_v<T, std::vector<RScheduleRow>>) {
     if (!node.IsSequence()) return false;
     T rows;
     for (const auto& item : node) {
-      if (!item.IsSequence()) return false;  // [a, b] is ambiguous: one row or two?
+      if (!item.IsSequence()) return false;  // [a, b, c] is ambiguous: one row or three?
       std::vector<int> row;
-      if (!convert(item, row)) return false;
-      rows.push_back(std::move(row));
+      if (!convert(item, row) || row.size() != 3) return false;
+      rows.push_back({row[0], row[1], row[2]});
     }
     out = std::move(rows);
     return true;
@@ -129,6 +129,32 @@ struct FieldSetter {
                                      fmt::join(choice_names<T>(), ", "), describe(node)));
       }
       field = *value;
+    } else if constexpr (is_choice_list_v<T>) {
+      using E = typename T::value_type;
+      // One name stands for a one-item list, as for lists of strings.
+      if (!node.IsScalar() && !node.IsSequence()) {
+        throw UsageError(fmt::format("{}: {}: expected a list of {}, found {}", where, path,
+                                     fmt::join(choice_names<E>(), ", "), describe(node)));
+      }
+      std::vector<YAML::Node> items;
+      if (node.IsScalar()) items.push_back(node);
+      if (node.IsSequence()) {
+        for (const auto& item : node) items.push_back(item);
+      }
+      T values;
+      for (const YAML::Node& item : items) {
+        std::optional<E> value;
+        if (item.IsScalar()) value = parse_choice<E>(item.Scalar());
+        if (!value) {
+          throw UsageError(
+              fmt::format("{}: {}: expected a list of {}, found {}{}", where, path,
+                          fmt::join(choice_names<E>(), ", "), describe(node),
+                          item.IsScalar() ? fmt::format(" ('{}' is not one of them)", item.Scalar())
+                                          : std::string()));
+        }
+        values.push_back(*value);
+      }
+      field = std::move(values);
     } else if (!convert(node, field)) {
       throw UsageError(fmt::format("{}: {}: expected {}, found {}", where, path, type_name<T>(),
                                    describe(node)));
@@ -194,6 +220,10 @@ struct Dumper {
       out << value;
     } else if constexpr (is_choice_v<T>) {
       out << std::string(choice_name(value));
+    } else if constexpr (is_choice_list_v<T>) {
+      out << YAML::Flow << YAML::BeginSeq;
+      for (const auto& item : value) out << std::string(choice_name(item));
+      out << YAML::EndSeq;
     } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
       out << YAML::Flow << YAML::BeginSeq;
       for (const auto& item : value) out << item;
@@ -203,12 +233,10 @@ struct Dumper {
       out << YAML::Flow << YAML::BeginSeq;
       for (const auto& item : value) out << format_value(item);
       out << YAML::EndSeq;
-    } else if constexpr (std::is_same_v<T, std::vector<std::vector<int>>>) {
+    } else if constexpr (std::is_same_v<T, std::vector<RScheduleRow>>) {
       out << YAML::Flow << YAML::BeginSeq;
-      for (const auto& row : value) {
-        out << YAML::BeginSeq;
-        for (int item : row) out << item;
-        out << YAML::EndSeq;
+      for (const RScheduleRow& row : value) {
+        out << YAML::BeginSeq << row.from_step << row.r << row.batch_size << YAML::EndSeq;
       }
       out << YAML::EndSeq;
     } else {

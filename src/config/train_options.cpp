@@ -37,21 +37,20 @@ void TrainOptions::validate() const {
           "must be >= 0");
   require(max_bad_steps >= 1, "train.max_bad_steps", max_bad_steps, "must be at least 1");
   for (size_t i = 0; i < r_schedule.size(); ++i) {
-    const auto& row = r_schedule[i];
-    std::string where = fmt::format("row {} [{}]", i, fmt::join(row, ", "));
-    require(row.size() == 3, "train.r_schedule", where,
-            "each row is [from_step, r, batch_size], e.g. [[0, 6, 64], [10000, 4, 32]]");
-    require(i > 0 || row[0] == 0, "train.r_schedule", where, "the first row must start at step 0");
-    require(i == 0 || row[0] > r_schedule[i - 1][0], "train.r_schedule", where,
+    const RScheduleRow& row = r_schedule[i];
+    std::string where = fmt::format("row {} [{}, {}, {}]", i, row.from_step, row.r, row.batch_size);
+    require(i > 0 || row.from_step == 0, "train.r_schedule", where,
+            "the first row must start at step 0");
+    require(i == 0 || row.from_step > r_schedule[i - 1].from_step, "train.r_schedule", where,
             "from_step must increase from row to row");
-    require(row[1] >= 1 && row[2] >= 1, "train.r_schedule", where,
+    require(row.r >= 1 && row.batch_size >= 1, "train.r_schedule", where,
             "r and batch_size must be at least 1");
   }
 }
 
 int TrainOptions::max_scheduled_r() const {
   int r = 0;
-  for (const auto& row : r_schedule) r = std::max(r, row.size() == 3 ? row[1] : 0);
+  for (const RScheduleRow& row : r_schedule) r = std::max(r, row.r);
   return r;
 }
 

@@ -36,19 +36,10 @@ void apply(State& s, spdlog::logger& logger) {
 
 }  // namespace
 
-spdlog::level::level_enum parse_level(const std::string& level) {
-  static const char* kLevels[] = {"trace", "debug", "info", "warn", "error", "off"};
-  for (const char* name : kLevels) {
-    if (level == name) return spdlog::level::from_str(level);
-  }
-  throw UsageError(fmt::format(
-      "log level '{}' is not known; expected one of trace, debug, info, warn, error, off", level));
-}
-
 void setup(const LogSetup& setup) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
-  s.level = parse_level(setup.level);
+  s.level = setup.level;
   if (setup.rank > 0 && s.level < spdlog::level::warn) s.level = spdlog::level::warn;
   // Under tts-train's own launcher every line already starts with "[rank N] ".
   const bool prefixed_by_launcher = std::getenv("TTS_OUTPUT_RANK_PREFIXED") != nullptr;
@@ -58,8 +49,7 @@ void setup(const LogSetup& setup) {
   for (auto& logger : s.loggers) apply(s, *logger);
 }
 
-void add_file(const std::string& path, const std::string& min_level) {
-  const spdlog::level::level_enum level = parse_level(min_level);
+void add_file(const std::string& path, spdlog::level::level_enum level) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   auto sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(path);

@@ -29,7 +29,7 @@ std::string show(const T& value) {
     std::string text = fmt::format("{}", value);
     if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
     return text;
-  } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+  } else if constexpr (std::is_same_v<T, std::vector<std::string>> || config::is_choice_list_v<T>) {
     return fmt::format("[{}]", fmt::join(value, ", "));
   } else {
     return fmt::format("{}", value);

@@ -25,10 +25,6 @@ std::vector<int64_t> lengths_of(const std::vector<Utterance>& utterances) {
   return lengths;
 }
 
-bool trains_on_cuda(const config::Config& config) {
-  return config.train.device != config::Device::kCpu && torch::cuda::is_available();
-}
-
 torch::Tensor to_tensor(formats::NpyArray&& array) {
   return torch::from_blob(array.data.data(), array.shape, torch::kFloat32).clone();
 }
@@ -55,7 +51,8 @@ struct Loader::Impl {
   std::condition_variable produced;  // a batch (or an error) is ready
   std::condition_variable consumed;  // room in the queue, or stop
   std::vector<std::vector<int64_t>> batches;
-  // Of each batch's global batch, from the plan: real frames and guided-attention pairs.
+  // Of each batch's global batch, from the plan: real frames and guided-attention pairs (Note
+  // [Exact global batch], models/tacotron2/forward.h).
   std::vector<int64_t> global_frames;
   std::vector<int64_t> global_pairs;
   int64_t epoch = 0;
@@ -182,7 +179,7 @@ struct Loader::Impl {
 
 Loader::Loader(const FeatureStore& store, std::vector<Utterance> utterances,
                const config::Config& config, const Phase& phase, Tokenizer tokenizer, int rank,
-               int world_size)
+               int world_size, bool pin_memory)
     : impl_(std::make_unique<Impl>()) {
   Impl& s = *impl_;
   auto logger = log::get("data");
@@ -204,7 +201,7 @@ Loader::Loader(const FeatureStore& store, std::vector<Utterance> utterances,
   s.n_mels = store.n_mels();
   s.n_linear = store.n_linear();
   s.with_linear = config.audio.linear || config.model.predict_linear;
-  s.pin = config.data.pin_memory && trains_on_cuda(config);
+  s.pin = pin_memory;
   s.error_on_bad_file = config.data.on_bad_file == config::OnBadFile::kError;
   s.r = phase.r;
   s.num_workers = config.data.num_workers;

@@ -294,6 +294,81 @@ class SingleThreadedTorch {
   int previous_;
 };
 
+// Runs `process` on every entry of `metadata` into `outcomes`, one thread per AudioProcessor of
+// `audio`, with a progress line; stops early on `stop` or on a worker's failure to write the
+// store, which is rethrown. Returns the entries finished.
+int64_t process_all(const Job& job, const Metadata& metadata,
+                    std::vector<std::unique_ptr<audio::AudioProcessor>>& audio,
+                    const std::atomic<bool>* stop, std::vector<Outcome>& outcomes) {
+  auto logger = log::get("data");
+  std::atomic<size_t> next{0};
+  std::atomic<int64_t> finished{0};
+  std::atomic<bool> failed{false};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto stop_requested = [&] { return failed.load() || (stop != nullptr && stop->load()); };
+  {
+    SingleThreadedTorch single_threaded;
+    std::vector<std::thread> threads;
+    const int workers = static_cast<int>(audio.size());
+    for (int w = 0; w < workers; ++w) {
+      threads.emplace_back([&, w] {
+        while (!stop_requested()) {
+          size_t index = next++;
+          if (index >= outcomes.size()) return;
+          try {
+            outcomes[index] = process(job, *audio[static_cast<size_t>(w)], metadata.entries[index]);
+          } catch (...) {  // the store cannot be written: stop everything
+            std::lock_guard<std::mutex> lock(failure_mutex);
+            if (!failure) failure = std::current_exception();
+            failed = true;
+            return;
+          }
+          ++finished;
+        }
+      });
+    }
+    Progress progress("clips", static_cast<int64_t>(outcomes.size()), logger);
+    int64_t reported = 0;
+    while (reported < static_cast<int64_t>(outcomes.size()) && !stop_requested()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      int64_t now = finished.load();
+      if (now > reported) progress.advance(now - reported);
+      reported = now;
+    }
+    for (auto& thread : threads) thread.join();
+    if (finished.load() > reported) progress.advance(finished.load() - reported);
+    progress.finish();
+  }
+  if (failure) std::rethrow_exception(failure);
+  return finished.load();
+}
+
+// The store's rows and its errors (the metadata's problems and the skipped entries, by line),
+// counted into `summary`.
+void collect(const Metadata& metadata, const std::vector<Outcome>& outcomes, int sample_rate,
+             PreprocessSummary& summary, std::vector<StoreRow>& rows,
+             std::vector<StoreError>& errors) {
+  for (const auto& problem : metadata.problems) {
+    errors.push_back({problem.line, problem.id, problem.reason});
+  }
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    const Outcome& outcome = outcomes[i];
+    if (!outcome.kept) {
+      errors.push_back({metadata.entries[i].line, metadata.entries[i].id, outcome.reason});
+      continue;
+    }
+    rows.push_back(outcome.row);
+    summary.reused += outcome.reused ? 1 : 0;
+    summary.frames += outcome.row.n_frames;
+    summary.hours += static_cast<double>(outcome.row.n_samples) / sample_rate / 3600;
+    summary.resampled_files += outcome.original_rate != sample_rate ? 1 : 0;
+  }
+  std::stable_sort(errors.begin(), errors.end(),
+                   [](const StoreError& a, const StoreError& b) { return a.line < b.line; });
+  for (const auto& e : errors) ++summary.skipped_by_reason[category(e.reason)];
+}
+
 }  // namespace
 
 PreprocessSummary preprocess_ljspeech(const config::Config& config,
@@ -330,77 +405,20 @@ PreprocessSummary preprocess_ljspeech(const config::Config& config,
   logger->info("preprocessing {} utterances from '{}' into '{}' with {} workers",
                metadata.entries.size(), request.input_dir, request.output_dir, workers);
   std::vector<Outcome> outcomes(metadata.entries.size());
-  std::atomic<size_t> next{0};
-  std::atomic<int64_t> finished{0};
-  std::atomic<bool> failed{false};
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  auto stop_requested = [&] {
-    return failed.load() || (request.stop != nullptr && request.stop->load());
-  };
-  {
-    SingleThreadedTorch single_threaded;
-    std::vector<std::thread> threads;
-    for (int w = 0; w < workers; ++w) {
-      threads.emplace_back([&, w] {
-        while (!stop_requested()) {
-          size_t index = next++;
-          if (index >= outcomes.size()) return;
-          try {
-            outcomes[index] = process(job, *audio[static_cast<size_t>(w)], metadata.entries[index]);
-          } catch (...) {  // the store cannot be written: stop everything
-            std::lock_guard<std::mutex> lock(failure_mutex);
-            if (!failure) failure = std::current_exception();
-            failed = true;
-            return;
-          }
-          ++finished;
-        }
-      });
-    }
-    Progress progress("clips", static_cast<int64_t>(outcomes.size()), logger);
-    int64_t reported = 0;
-    while (reported < static_cast<int64_t>(outcomes.size()) && !stop_requested()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      int64_t now = finished.load();
-      if (now > reported) progress.advance(now - reported);
-      reported = now;
-    }
-    for (auto& thread : threads) thread.join();
-    if (finished.load() > reported) progress.advance(finished.load() - reported);
-    progress.finish();
-  }
-  if (failure) std::rethrow_exception(failure);
-  if (finished.load() < static_cast<int64_t>(outcomes.size())) {
+  const int64_t finished = process_all(job, metadata, audio, request.stop, outcomes);
+  if (finished < static_cast<int64_t>(outcomes.size())) {
     summary.interrupted = true;
     summary.seconds = watch.seconds();
     logger->warn(
         "interrupted after {} of {} utterances; the finished ones are kept: rerun the same command "
         "to complete the store",
-        finished.load(), outcomes.size());
+        finished, outcomes.size());
     return summary;
   }
 
   std::vector<StoreRow> rows;
   std::vector<StoreError> errors;
-  for (const auto& problem : metadata.problems) {
-    errors.push_back({problem.line, problem.id, problem.reason});
-  }
-  for (size_t i = 0; i < outcomes.size(); ++i) {
-    const Outcome& outcome = outcomes[i];
-    if (!outcome.kept) {
-      errors.push_back({metadata.entries[i].line, metadata.entries[i].id, outcome.reason});
-      continue;
-    }
-    rows.push_back(outcome.row);
-    summary.reused += outcome.reused ? 1 : 0;
-    summary.frames += outcome.row.n_frames;
-    summary.hours += static_cast<double>(outcome.row.n_samples) / config.audio.sample_rate / 3600;
-    summary.resampled_files += outcome.original_rate != config.audio.sample_rate ? 1 : 0;
-  }
-  std::stable_sort(errors.begin(), errors.end(),
-                   [](const StoreError& a, const StoreError& b) { return a.line < b.line; });
-  for (const auto& e : errors) ++summary.skipped_by_reason[category(e.reason)];
+  collect(metadata, outcomes, config.audio.sample_rate, summary, rows, errors);
   summary.kept = static_cast<int64_t>(rows.size());
   summary.skipped = static_cast<int64_t>(errors.size());
 

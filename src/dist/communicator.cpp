@@ -462,17 +462,20 @@ std::unique_ptr<Communicator> make_communicator(const RankInfo& info,
                                                 const config::DistributedOptions& options,
                                                 config::Backend backend, config::Device device,
                                                 bool process_group_for_one_rank) {
+  return make_communicator(info, options, resolve_placement(info, device, backend),
+                           process_group_for_one_rank);
+}
+
+std::unique_ptr<Communicator> make_communicator(const RankInfo& info,
+                                                const config::DistributedOptions& options,
+                                                const Placement& placement,
+                                                bool process_group_for_one_rank) {
   // A write to the socket of a rank that died raises SIGPIPE, whose default action ends this
   // process without a word; ignored, the write fails with EPIPE, the collective throws, and the
   // heartbeat diagnosis names the lost rank.
   std::signal(SIGPIPE, SIG_IGN);
-  const config::Backend resolved = resolve_backend(backend, device);
-#ifndef TTS_WITH_CUDA
-  TTS_USAGE_CHECK(resolved != config::Backend::kNccl,
-                  "dist: backend nccl needs a CUDA build of tts-train (this libtorch has no "
-                  "CUDA); use --backend gloo");
-#endif
-  const torch::Device rank_dev = rank_device(info, device, resolved);
+  const config::Backend resolved = placement.backend;
+  const torch::Device rank_dev = placement.device;
   if (!info.distributed() && !process_group_for_one_rank) {
     return std::make_unique<LocalCommunicator>(rank_dev);
   }

@@ -11,12 +11,12 @@
 #include "tts/data/batch.h"
 #include "tts/data/feature_store.h"
 #include "tts/data/ljspeech.h"
-#include "tts/formats/npy.h"
-#include "tts/model/tacotron2.h"
-#include "tts/text/text_processor.h"
 #include "tts/dist/communicator.h"
 #include "tts/dist/rank_info.h"
+#include "tts/formats/npy.h"
 #include "tts/inference/trained_model.h"
+#include "tts/model/tacotron2.h"
+#include "tts/text/text_processor.h"
 
 namespace tts::inference {
 namespace fs = std::filesystem;
@@ -43,11 +43,12 @@ GtaSummary run_gta(const GtaRequest& request) {
   rank.world_size = request.world_size;
   rank.local_rank = request.local_rank;
   rank.local_world_size = request.local_world_size;
-  // Placed as a training rank is (dist::rank_device): ranks share GPUs round robin.
+  // Placed as a training rank of gloo is (dist::resolve_placement): ranks share GPUs round robin.
   TrainedModel trained = load_trained_model(request.checkpoint, torch::kCPU);
   const config::Config& config = trained.config;
   const data::Phase phase = trained.phase;  // in force when written
-  const torch::Device device = dist::rank_device(rank, config.train.device, config::Backend::kGloo);
+  const torch::Device device =
+      dist::resolve_placement(rank, config.train.device, config::Backend::kGloo).device;
   trained.model->to(device);
   model::Tacotron2& model = trained.model;
   data::FeatureStore store = data::FeatureStore::open(request.data_dir, config);

@@ -12,7 +12,7 @@ TrainedModel load_trained_model(const std::string& path, const torch::Device& de
   trained.config = checkpoint::checkpoint_config(checkpoint, trained.source);
   trained.phase = checkpoint::checkpoint_phase(checkpoint, trained.config);
   trained.step = checkpoint.state.step;
-  model::apply_math_settings(trained.config.train.tf32, trained.config.train.step_products);
+  model::apply_tf32(trained.config.train.tf32);
   text::TextProcessor text(trained.config.text);
   trained.model = model::build_model(trained.config, text.num_symbols(), trained.phase.r);
   checkpoint::restore_model(checkpoint, *trained.model, trained.source);

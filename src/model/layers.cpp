@@ -72,7 +72,7 @@ torch::Tensor padding_mask(const torch::Tensor& lengths, int64_t max_length) {
 // ---------------------------------------------------------------------------------------------
 
 torch::Tensor bidirectional_lstm(torch::nn::LSTM& lstm, const torch::Tensor& x,
-                                 const torch::Tensor& lengths) {
+                                 const torch::Tensor& lengths, StepProductPath path) {
   TTS_CHECK(lstm->options.bidirectional() && lstm->options.num_layers() == 1 &&
                 lstm->options.batch_first() && lstm->options.bias() &&
                 lstm->options.proj_size() == 0,
@@ -102,7 +102,7 @@ torch::Tensor bidirectional_lstm(torch::nn::LSTM& lstm, const torch::Tensor& x,
             .transpose(0, 1)
             .contiguous()
             .unbind(0);
-    StepWeight recurrent = make_step_weight(params["weight_hh" + suffix]);
+    StepWeight recurrent = make_step_weight(path, params["weight_hh" + suffix]);
     torch::Tensor h = torch::zeros({batch, hidden}, x.options());
     torch::Tensor c = torch::zeros({batch, hidden}, x.options());
     std::vector<torch::Tensor> steps(time);
@@ -146,7 +146,7 @@ torch::Tensor EncoderImpl::forward(const torch::Tensor& embedded, const torch::T
     x = maybe_dropout(torch::relu(norms_[i](convolutions_[i](x))), p_dropout_, is_training()) *
         valid;
   }
-  return bidirectional_lstm(lstm_, x.transpose(1, 2), lengths);
+  return bidirectional_lstm(lstm_, x.transpose(1, 2), lengths, step_products_);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -175,7 +175,9 @@ torch::Tensor AttentionImpl::location_weight() {
       .view({-1, conv.size(1), conv.size(2)});
 }
 
-StepWeight AttentionImpl::query_weight() { return make_step_weight(query_layer_->weight); }
+StepWeight AttentionImpl::query_weight(StepProductPath path) {
+  return make_step_weight(path, query_layer_->weight);
+}
 
 std::pair<torch::Tensor, torch::Tensor> AttentionImpl::step(
     const StepWeight& query_weight, const torch::Tensor& query, const torch::Tensor& processed,
@@ -277,10 +279,12 @@ DecoderImpl::StepContext DecoderImpl::step_context(const torch::Tensor& memory,
   c.processed_memory = detail::at_least_float(attention_layer_->process_memory(memory));
   c.mask = mask.unsqueeze(1);
   c.location = attention_layer_->location_weight();
-  c.query_weight = attention_layer_->query_weight();
+  c.query_weight = attention_layer_->query_weight(step_products_);
   c.attention_weight = make_step_weight(
-      attention_rnn_->weight_ih.narrow(1, prenet_dim_, encoder_dim_), attention_rnn_->weight_hh);
-  c.decoder_weight = make_step_weight(decoder_rnn_->weight_ih, decoder_rnn_->weight_hh);
+      step_products_, attention_rnn_->weight_ih.narrow(1, prenet_dim_, encoder_dim_),
+      attention_rnn_->weight_hh);
+  c.decoder_weight =
+      make_step_weight(step_products_, decoder_rnn_->weight_ih, decoder_rnn_->weight_hh);
   c.decoder_bias = decoder_rnn_->bias_ih + decoder_rnn_->bias_hh;
   return c;
 }

@@ -13,10 +13,9 @@
 
 namespace tts::model {
 
-void apply_math_settings(bool tf32, config::StepProducts step_products) {
+void apply_tf32(bool tf32) {
   at::globalContext().setAllowTF32CuBLAS(tf32);
   at::globalContext().setAllowTF32CuDNN(tf32);
-  set_step_product_path(step_products);
 }
 
 void check_precision(config::Precision precision, const torch::Device& device) {

@@ -131,12 +131,13 @@ class StepLinear : public torch::autograd::Function<StepLinear> {
  public:
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x,
                                const torch::Tensor& weight_t, at::TensorList base, Plain weight,
-                               const StepGradient& gradient) {
+                               const StepGradient& gradient, StepProductPath path) {
     ctx->save_for_backward({x});
     ctx->saved_data["weight"] = weight.tensor;
     save_gradient(ctx, gradient);
     ctx->saved_data["base_dim"] = base.empty() ? int64_t{0} : base[0].dim();
-    return detail::step_product(base.empty() ? torch::Tensor() : base[0], x, weight_t);
+    ctx->saved_data["path"] = static_cast<int64_t>(path);
+    return detail::step_product(base.empty() ? torch::Tensor() : base[0], x, weight_t, path);
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
@@ -144,9 +145,10 @@ class StepLinear : public torch::autograd::Function<StepLinear> {
     torch::Tensor x = ctx->get_saved_variables()[0];
     torch::Tensor grad = grads[0].contiguous();  // [B, out]
     int64_t base_dim = ctx->saved_data["base_dim"].toInt();
-    variable_list out(5);  // x, weight_t, the base if any; none for the plain arguments
+    variable_list out(6);  // x, weight_t, the base if any; none for the plain arguments
     if (ctx->needs_input_grad(0)) {
-      out[0] = detail::step_product({}, grad, saved_tensor(ctx, "weight"));
+      const auto path = static_cast<StepProductPath>(ctx->saved_data["path"].toInt());
+      out[0] = detail::step_product({}, grad, saved_tensor(ctx, "weight"), path);
     }
     StepGradient gradient = saved_gradient(ctx);
     if (gradient.defined() && ctx->needs_input_grad(1)) add_rows(gradient, x, grad);
@@ -157,7 +159,8 @@ class StepLinear : public torch::autograd::Function<StepLinear> {
 
 }  // namespace
 
-StepWeight make_step_weight(const torch::Tensor& first, const torch::Tensor& second) {
+StepWeight make_step_weight(StepProductPath path, const torch::Tensor& first,
+                            const torch::Tensor& second) {
   std::vector<torch::Tensor> parts{first};
   if (second.defined()) parts.push_back(second);
   // The products' dtype: autocast's when it is on for this device (an fp32 weight only, as
@@ -169,6 +172,7 @@ StepWeight make_step_weight(const torch::Tensor& first, const torch::Tensor& sec
   }
   detail::NoAutocast no_autocast;
   StepWeight w;
+  w.path = path;
   {
     torch::NoGradGuard no_grad;
     // A copy also with one part: backward must see the values of this forward, whatever later
@@ -199,7 +203,7 @@ torch::Tensor step_linear(const StepWeight& w, const torch::Tensor& base, const 
   std::vector<torch::Tensor> bases;
   if (base.defined()) bases.push_back(base.to(dtype));
   return StepLinear::apply(x.to(dtype), w.weight_t, at::TensorList(bases), Plain{w.weight},
-                           w.gradient);
+                           w.gradient, w.path);
 }
 
 }  // namespace tts::model

@@ -34,7 +34,6 @@
 namespace tts::model {
 namespace {
 
-std::atomic<StepProductPath> configured_path{StepProductPath::kFastest};
 std::atomic<StepKernelIsa> configured_isa{StepKernelIsa::kBest};
 
 // Above this many rows a GEMM's blocking pays off with any BLAS; the kernel is not considered.
@@ -280,15 +279,12 @@ bool kernel_is_faster(const torch::Tensor& a, const torch::Tensor& b) {
 
 }  // namespace
 
-void set_step_product_path(StepProductPath path) { configured_path = path; }
-
 void set_step_kernel_isa(StepKernelIsa isa) { configured_isa = isa; }
 
 namespace detail {
 
 torch::Tensor step_product(const torch::Tensor& base, const torch::Tensor& a,
-                           const torch::Tensor& b) {
-  StepProductPath path = configured_path;
+                           const torch::Tensor& b, StepProductPath path) {
   bool kernel =
       kernel_applies(a, b) && (path == StepProductPath::kKernel ||
                                (path == StepProductPath::kFastest && kernel_is_faster(a, b)));

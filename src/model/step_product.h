@@ -4,11 +4,13 @@
 
 #include <torch/torch.h>
 
+#include "tts/config/train_options.h"
+
 namespace tts::model::detail {
 
-// base (undefined, [N] or [M, N]) + a @ b; b contiguous. On the CPU by the faster of two ways for
-// the shape (see step_product.cpp and set_step_product_path), elsewhere by libtorch's GEMM.
+// base (undefined, [N] or [M, N]) + a @ b; b contiguous. On the CPU by the way `path` says (see
+// step_product.cpp and train.step_products), elsewhere by libtorch's GEMM.
 torch::Tensor step_product(const torch::Tensor& base, const torch::Tensor& a,
-                           const torch::Tensor& b);
+                           const torch::Tensor& b, config::StepProducts path);
 
 }  // namespace tts::model::detail

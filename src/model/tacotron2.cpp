@@ -81,6 +81,11 @@ TacotronOutput Tacotron2Impl::finish(DecoderOutput decoded, const torch::Tensor&
 
 void Tacotron2Impl::set_reduction_factor(int64_t r) { decoder_->set_r(r); }
 
+void Tacotron2Impl::set_step_products(config::StepProducts path) {
+  encoder_->set_step_products(path);
+  decoder_->set_step_products(path);
+}
+
 int64_t Tacotron2Impl::reduction_factor() const { return decoder_->r(); }
 
 TacotronOutput Tacotron2Impl::forward(const torch::Tensor& text, const torch::Tensor& text_lengths,
@@ -124,8 +129,10 @@ Tacotron2 build_model(const config::Config& config, int64_t n_symbols, int r) {
   config::ModelOptions options = config.model;
   options.n_frames_per_step = r;
   const int64_t n_linear = config.model.predict_linear ? config.audio.n_linear() : 0;
-  return Tacotron2(options, n_symbols, config.audio.n_mels, n_linear,
-                   config.train.max_scheduled_r());
+  Tacotron2 model(options, n_symbols, config.audio.n_mels, n_linear,
+                  config.train.max_scheduled_r());
+  model->set_step_products(config.train.step_products);
+  return model;
 }
 
 int64_t count_parameters(torch::nn::Module& module) {

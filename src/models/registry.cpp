@@ -5,10 +5,11 @@
 
 namespace tts::models {
 
-train::FamilyFactory family_factory(config::ModelKind kind) {
+const FamilyEntry& family(config::ModelKind kind) {
+  static const FamilyEntry kTacotron2{tacotron2::make_family, tacotron2::summarize_checkpoint};
   switch (kind) {
     case config::ModelKind::kTacotron2:
-      return tacotron2::make_family;
+      return kTacotron2;
   }
   throw Error(fmt::format("model.kind {}: no family is registered for it", kind));
 }

@@ -9,115 +9,16 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
-#include <regex>
 #include <set>
 
-#include "plot_canvas.h"
+#include "run_files.h"
+#include "svg_chart.h"
 #include "tts/core/error.h"
+#include "tts/report/metric_names.h"
 
 namespace tts::report {
 namespace fs = std::filesystem;
 namespace {
-
-// ---- reading the run, bounded ----
-
-// The size of `path` when it is a regular file (a symlink is not followed); otherwise nullopt and
-// `why` says what was wrong.
-std::optional<uint64_t> regular_file_size(const fs::path& path, std::string* why) {
-  std::error_code ec;
-  auto status = fs::symlink_status(path, ec);
-  if (ec || !fs::exists(status)) {
-    *why = "missing";
-    return std::nullopt;
-  }
-  if (!fs::is_regular_file(status)) {
-    *why = "not a regular file (a symlink or a directory is not followed)";
-    return std::nullopt;
-  }
-  uint64_t size = fs::file_size(path, ec);
-  if (ec) {
-    *why = "cannot be read: " + ec.message();
-    return std::nullopt;
-  }
-  return size;
-}
-
-// `count` bytes of `path` from byte `start`; nullopt (and `why`) when they cannot be read.
-std::optional<std::string> read_range(const fs::path& path, uint64_t start, uint64_t count,
-                                      std::string* why) {
-  std::ifstream in(path, std::ios::binary);
-  in.seekg(static_cast<std::streamoff>(start));
-  std::string bytes(count, '\0');
-  in.read(bytes.data(), static_cast<std::streamsize>(count));
-  if (!in) {
-    *why = "cannot be read";
-    return std::nullopt;
-  }
-  return bytes;
-}
-
-// Bytes of `path` when it is a regular file of at most `max_bytes`; otherwise nullopt and `why`
-// says what was wrong.
-std::optional<std::string> read_bounded(const fs::path& path, uint64_t max_bytes,
-                                        std::string* why) {
-  std::optional<uint64_t> size = regular_file_size(path, why);
-  if (!size) return std::nullopt;
-  if (*size > max_bytes) {
-    *why = fmt::format("{} bytes, more than the {} this report reads", *size, max_bytes);
-    return std::nullopt;
-  }
-  return read_range(path, 0, *size, why);
-}
-
-// The last `max_bytes` of a regular file, starting after a line break when cut.
-std::optional<std::string> read_tail(const fs::path& path, uint64_t max_bytes, bool* cut,
-                                     std::string* why) {
-  std::optional<uint64_t> size = regular_file_size(path, why);
-  if (!size) return std::nullopt;
-  *cut = *size > max_bytes;
-  const uint64_t start = *cut ? *size - max_bytes : 0;
-  std::optional<std::string> bytes = read_range(path, start, *size - start, why);
-  if (bytes && *cut) {
-    size_t newline = bytes->find('\n');
-    bytes->erase(0, newline == std::string::npos ? bytes->size() : newline + 1);
-  }
-  return bytes;
-}
-
-// Regular files and symlinks directly in `dir`, at most `max_entries` looked at.
-std::vector<fs::directory_entry> entries_of(const fs::path& dir, size_t max_entries) {
-  std::vector<fs::directory_entry> entries;
-  std::error_code ec;
-  if (!fs::is_directory(fs::symlink_status(dir, ec))) return entries;
-  fs::directory_iterator it(dir, ec);
-  for (size_t seen = 0; !ec && it != fs::directory_iterator() && seen < max_entries;
-       it.increment(ec), ++seen) {
-    entries.push_back(*it);
-  }
-  return entries;
-}
-
-std::string base64(const std::string& bytes) {
-  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  size_t i = 0;
-  auto byte = [&](size_t at) {
-    return static_cast<uint32_t>(static_cast<unsigned char>(bytes[at]));
-  };
-  for (; i + 2 < bytes.size(); i += 3) {
-    uint32_t v = byte(i) << 16 | byte(i + 1) << 8 | byte(i + 2);
-    for (int shift : {18, 12, 6, 0}) out += kAlphabet[(v >> shift) & 63];
-  }
-  if (i < bytes.size()) {
-    uint32_t v = byte(i) << 16 | (i + 1 < bytes.size() ? byte(i + 1) << 8 : 0);
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += i + 1 < bytes.size() ? kAlphabet[(v >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
-}
 
 // ---- metrics ----
 
@@ -157,8 +58,6 @@ Metrics read_metrics(const fs::path& path, const ReportLimits& limits) {
   return metrics;
 }
 
-using Points = std::vector<std::pair<double, double>>;
-
 // (step, value) of `key` in the records of `kind`, by step; a step written twice (a resumed run
 // redoes steps after its checkpoint) keeps its last value.
 Points series_of(const Metrics& metrics, const std::string& kind, const std::string& key) {
@@ -191,189 +90,6 @@ std::optional<double> last_value(const Metrics& metrics, const std::string& kind
   return points.back().second;
 }
 
-// ---- SVG charts ----
-
-struct Series {
-  std::string label;
-  Points points;
-  bool dashed = false;
-};
-
-std::string css_color(const plotting::Color& c) {
-  return fmt::format("#{:02x}{:02x}{:02x}", static_cast<int>(std::lround(c.r * 255)),
-                     static_cast<int>(std::lround(c.g * 255)),
-                     static_cast<int>(std::lround(c.b * 255)));
-}
-
-std::string number(double v) {
-  if (std::abs(v) >= 1e5 || (std::abs(v) < 1e-3 && v != 0)) return fmt::format("{:.3g}", v);
-  return fmt::format("{:.4g}", v);
-}
-
-struct ChartOptions {
-  std::string y_label;
-  bool log_y = false;
-  std::optional<double> y_min;
-  std::optional<double> y_max;
-  bool stacked = false;  // areas stacked from the first series up
-};
-
-ChartOptions linear_y(const std::string& label, std::optional<double> min = std::nullopt,
-                      std::optional<double> max = std::nullopt, bool stacked = false) {
-  ChartOptions options;
-  options.y_label = label;
-  options.y_min = min;
-  options.y_max = max;
-  options.stacked = stacked;
-  return options;
-}
-
-ChartOptions logarithmic_y(const std::string& label) {
-  ChartOptions options;
-  options.y_label = label;
-  options.log_y = true;
-  return options;
-}
-
-// An inline SVG line (or stacked area) chart of `series` against the training step.
-std::string svg_chart(const std::string& id, const std::vector<Series>& series_in,
-                      const ChartOptions& options) {
-  std::vector<Series> series = series_in;
-  if (options.stacked) {
-    // Cumulative sums over the steps every series has.
-    std::map<double, double> total;
-    for (auto& s : series) {
-      for (auto& [x, y] : s.points) y = (total[x] += std::max(0.0, y));
-    }
-  }
-  const double width = 640;
-  const double height = 300;
-  const double left = 64;
-  const double right = 24;  // room for the last x tick label
-  const double top = 12;
-  const double bottom = 40;
-  double x_lo = INFINITY;
-  double x_hi = -INFINITY;
-  double y_lo = INFINITY;
-  double y_hi = -INFINITY;
-  for (const auto& s : series) {
-    for (const auto& [x, y] : s.points) {
-      if (options.log_y && y <= 0) continue;
-      x_lo = std::min(x_lo, x);
-      x_hi = std::max(x_hi, x);
-      y_lo = std::min(y_lo, y);
-      y_hi = std::max(y_hi, y);
-    }
-  }
-  std::string svg = fmt::format(
-      "<svg class=\"chart\" id=\"{}\" viewBox=\"0 0 {} {}\" role=\"img\" "
-      "xmlns=\"http://www.w3.org/2000/svg\">",
-      id, width, height);
-  if (!(x_lo <= x_hi)) {
-    return svg + fmt::format(
-                     "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" class=\"empty\">no data in "
-                     "metrics.jsonl yet</text></svg>",
-                     width / 2, height / 2);
-  }
-  if (options.y_min) y_lo = std::min(y_lo, *options.y_min);
-  if (options.stacked) y_lo = 0;
-  if (options.y_max) y_hi = std::max(y_hi, *options.y_max);
-  if (x_hi == x_lo) x_hi = x_lo + 1;
-  bool log_y = options.log_y && y_lo > 0;
-  auto ty = [&](double v) { return log_y ? std::log10(v) : v; };
-  double ly = ty(y_lo);
-  double hy = ty(y_hi);
-  if (hy <= ly) hy = ly + (log_y ? 1 : std::max(1e-9, std::abs(ly) * 0.1 + 1e-9));
-  if (!log_y && !options.y_max) hy += (hy - ly) * 0.05;
-  const double pw = width - left - right;
-  const double ph = height - top - bottom;
-  auto px = [&](double x) { return left + (x - x_lo) / (x_hi - x_lo) * pw; };
-  auto py = [&](double y) { return top + ph - (ty(y) - ly) / (hy - ly) * ph; };
-
-  svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" class=\"frame\"/>", left,
-                     top, pw, ph);
-  // Y ticks: powers of ten on a log axis, round numbers otherwise.
-  std::vector<double> y_ticks;
-  if (log_y) {
-    for (double e = std::floor(ly); e <= std::ceil(hy); ++e) {
-      for (double m : {1.0, 2.0, 5.0}) {
-        double v = m * std::pow(10.0, e);
-        if (ty(v) >= ly - 1e-9 && ty(v) <= hy + 1e-9 && (m == 1 || hy - ly < 1.5)) {
-          y_ticks.push_back(v);
-        }
-      }
-    }
-  } else {
-    y_ticks = plotting::nice_ticks(ly, hy, 5);
-  }
-  double y_step = y_ticks.size() > 1 ? y_ticks[1] - y_ticks[0] : 0;
-  for (double v : y_ticks) {
-    double y = py(v);
-    svg += fmt::format(
-        "<line x1=\"{0}\" x2=\"{1}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" class=\"grid\"/>"
-        "<text x=\"{3}\" y=\"{2:.1f}\" class=\"tick\" text-anchor=\"end\" "
-        "dominant-baseline=\"middle\">{4}</text>",
-        left, left + pw, y, left - 5, log_y ? number(v) : plotting::tick_label(v, y_step));
-  }
-  auto x_ticks = plotting::nice_ticks(x_lo, x_hi, 6);
-  double x_step = x_ticks.size() > 1 ? x_ticks[1] - x_ticks[0] : 0;
-  for (double v : x_ticks) {
-    svg += fmt::format(
-        "<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" class=\"tickmark\"/>"
-        "<text x=\"{0:.1f}\" y=\"{3}\" class=\"tick\" text-anchor=\"middle\">{4}</text>",
-        px(v), top + ph, top + ph + 4, top + ph + 16, plotting::tick_label(v, x_step));
-  }
-  svg += fmt::format("<text x=\"{}\" y=\"{}\" class=\"label\" text-anchor=\"middle\">step</text>",
-                     left + pw / 2, height - 6);
-  svg += fmt::format(
-      "<text transform=\"translate(14 {}) rotate(-90)\" class=\"label\" "
-      "text-anchor=\"middle\">{}</text>",
-      top + ph / 2, html_escape(options.y_label));
-
-  const auto& colors = plotting::palette();
-  // Stacked areas are drawn top series first, so that each lower one covers its part.
-  std::vector<size_t> order(series.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = options.stacked ? order.size() - 1 - i : i;
-  for (size_t i : order) {
-    const Series& s = series[i];
-    if (s.points.empty()) continue;
-    std::string color = css_color(colors[i % colors.size()]);
-    std::string path;
-    for (const auto& [x, y] : s.points) {
-      if (log_y && y <= 0) continue;
-      path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "M" : " L", px(x), py(y));
-    }
-    if (path.empty()) continue;
-    if (options.stacked) {
-      path += fmt::format(" L{:.1f},{:.1f} L{:.1f},{:.1f} Z", px(s.points.back().first), py(0),
-                          px(s.points.front().first), py(0));
-      svg += fmt::format(
-          "<path d=\"{}\" fill=\"{}\" fill-opacity=\"0.85\" stroke=\"none\" "
-          "data-series=\"{}\"><title>{}</title></path>",
-          path, color, html_escape(s.label), html_escape(s.label));
-    } else {
-      svg += fmt::format(
-          "<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.6\"{} "
-          "data-series=\"{}\"><title>{}</title></path>",
-          path, color, s.dashed ? " stroke-dasharray=\"5 4\"" : "", html_escape(s.label),
-          html_escape(s.label));
-    }
-  }
-  svg += "</svg>";
-  // The legend, in HTML below the chart (it wraps on narrow screens), with the last values.
-  std::string legend = "<div class=\"legend\">";
-  for (size_t i = 0; i < series.size(); ++i) {
-    const Series& s = series[i];
-    std::string last = s.points.empty() ? "no data"
-                                        : fmt::format("{} at step {:.0f}",
-                                                      number(series_in[i].points.back().second),
-                                                      s.points.back().first);
-    legend += fmt::format("<span><i style=\"background:{}\"></i>{} <small>({})</small></span>",
-                          css_color(colors[i % colors.size()]), html_escape(s.label), last);
-  }
-  return svg + legend + "</div>";
-}
-
 // ---- the page ----
 
 std::string utc_time(std::time_t t) {
@@ -389,20 +105,6 @@ std::string random_nonce() {
   std::string bytes;
   for (int i = 0; i < 16; ++i) bytes += static_cast<char>(device() & 0xff);
   return base64(bytes);
-}
-
-// The newest step N with `dir`/`prefix`N`suffix` among the entries.
-std::optional<int64_t> newest_step(const std::vector<fs::directory_entry>& entries,
-                                   const std::regex& name) {
-  std::optional<int64_t> newest;
-  for (const auto& entry : entries) {
-    std::smatch match;
-    std::string file = entry.path().filename().string();
-    if (!std::regex_match(file, match, name) || match[1].length() > 15) continue;
-    int64_t step = std::stoll(match[1].str());
-    if (!newest || step > *newest) newest = step;
-  }
-  return newest;
 }
 
 const char* kStyle = R"(
@@ -537,155 +239,141 @@ std::optional<MetricsLine> parse_metrics_line(const std::string& line, size_t ma
   return record;
 }
 
-std::string render_run_report(const std::string& run_dir, const ReportLimits& limits) {
-  const fs::path run(run_dir);
-  std::error_code ec;
-  TTS_CHECK(fs::is_directory(run, ec),
-            "report: '{}' is not a directory; give a run directory (train --out RUN)", run_dir);
-  TTS_CHECK(fs::exists(run / "metrics.jsonl", ec) || fs::exists(run / "config.yaml", ec),
-            "report: '{}' has neither metrics.jsonl nor config.yaml: not a run directory "
-            "(train --out RUN writes both)",
-            run_dir);
-  std::vector<std::string> warnings;
+namespace {
 
-  Metrics metrics = read_metrics(run / "metrics.jsonl", limits);
-  if (!metrics.problem.empty()) warnings.push_back(metrics.problem);
-  if (metrics.cut) {
-    warnings.push_back(
-        fmt::format("metrics.jsonl is larger than {} MB: only its last {} MB are shown",
-                    limits.metrics_bytes >> 20, limits.metrics_bytes >> 20));
-  }
-  if (metrics.skipped > 0) {
-    warnings.push_back(fmt::format(
-        "{} line(s) of metrics.jsonl skipped (not a metrics record, or longer than {} bytes)",
-        metrics.skipped, limits.line_bytes));
-  }
-  std::string config_problem;
-  std::optional<std::string> config =
-      read_bounded(run / "config.yaml", limits.config_bytes, &config_problem);
-  if (!config) warnings.push_back("config.yaml: " + config_problem);
-  std::string why;
+// What the sections of the page are drawn from.
+struct Page {
+  const fs::path& run;
+  const ReportLimits& limits;
+  const Metrics& metrics;
 
-  auto curve = [&](const std::string& label, const std::string& kind, const std::string& key,
-                   bool dashed = false) {
+  // The curve of `key` in the records of `kind`, thinned to the limit.
+  Series curve(const std::string& label, const std::string& kind, const std::string& key,
+               bool dashed = false) const {
     return Series{label, thinned(series_of(metrics, kind, key), limits.points_per_curve), dashed};
-  };
+  }
+  std::string figure(const std::string& caption, const std::string& id,
+                     const std::vector<Series>& series, const ChartOptions& options) const {
+    return "<figure><figcaption>" + caption + "</figcaption>" + svg_chart(id, series, options) +
+           "</figure>";
+  }
+};
 
-  std::string nonce = random_nonce();
-  std::string name =
-      run.filename().empty() ? run.parent_path().filename().string() : run.filename().string();
-  std::string html = fmt::format(
+std::string head(const std::string& name, const std::string& nonce) {
+  return fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; "
       "media-src data:; style-src 'unsafe-inline'; script-src 'nonce-{}'\">"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
       "<title>tts-train run {}</title><style>{}</style></head><body>\n",
       nonce, html_escape(name), kStyle);
-  html += fmt::format("<h1>tts-train run <code>{}</code></h1>", html_escape(name));
-  html +=
-      fmt::format("<p class=\"meta\">{} &middot; report written {} &middot; {} metrics records</p>",
-                  html_escape(fs::absolute(run, ec).string()),
-                  utc_time(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())),
-                  metrics.records.size());
-  for (const auto& warning : warnings) {
-    html += fmt::format("<p class=\"warn\">&#9888; {}</p>", html_escape(warning));
-  }
+}
 
-  // The summary: where the run stands.
-  html += "<h2 id=\"summary\">Summary</h2><table>";
-  auto row = [&](const std::string& what, std::optional<double> value, const char* format) {
-    if (value)
+// Where the run stands: the last values of the metrics a reader looks for first.
+std::string summary_section(const Metrics& metrics) {
+  namespace metric = report::metric;
+  std::string html = "<h2 id=\"summary\">Summary</h2><table>";
+  auto row = [&](const std::string& what, const char* kind, const char* key, const char* format) {
+    if (std::optional<double> value = last_value(metrics, kind, key)) {
       html += fmt::format("<tr><th>{}</th><td class=\"num\">{}</td></tr>", what,
                           fmt::format(fmt::runtime(format), *value));
+    }
   };
-  row("last step", last_value(metrics, "train", "step"), "{:.0f}");
-  row("training loss", last_value(metrics, "train", "loss"), "{:.4f}");
-  row("validation loss", last_value(metrics, "val", "loss"), "{:.4f}");
-  row("diagonal score (teacher-forced)", last_value(metrics, "val", "diagonal_score"), "{:.3f}");
-  row("focus rate (teacher-forced)", last_value(metrics, "val", "focus_rate"), "{:.3f}");
-  row("diagonal score (free-running)", last_value(metrics, "val", "infer_diagonal_score"),
-      "{:.3f}");
-  row("stop token fired (free-running)", last_value(metrics, "val", "infer_stop_fired"), "{:.2f}");
-  row("mel frames/s", last_value(metrics, "train", "mel_frames_per_s"), "{:.0f}");
-  row("seconds per step", last_value(metrics, "train", "step_s"), "{:.3f}");
-  html += "</table>";
+  row("last step", metric::kTrain, metric::kStep, "{:.0f}");
+  row("training loss", metric::kTrain, metric::kLoss, "{:.4f}");
+  row("validation loss", metric::kVal, metric::kLoss, "{:.4f}");
+  row("diagonal score (teacher-forced)", metric::kVal, metric::kDiagonalScore, "{:.3f}");
+  row("focus rate (teacher-forced)", metric::kVal, metric::kFocusRate, "{:.3f}");
+  row("diagonal score (free-running)", metric::kVal, metric::kInferDiagonalScore, "{:.3f}");
+  row("stop token fired (free-running)", metric::kVal, metric::kInferStopFired, "{:.2f}");
+  row("mel frames/s", metric::kTrain, metric::kMelFramesPerSecond, "{:.0f}");
+  row("seconds per step", metric::kTrain, metric::kStepSeconds, "{:.3f}");
+  return html + "</table>";
+}
 
-  // Curves.
-  Points loss = series_of(metrics, "train", "loss");
+std::string learning_section(const Page& page) {
+  namespace metric = report::metric;
+  const char* train = metric::kTrain;
+  const char* val = metric::kVal;
+  Points loss = series_of(page.metrics, train, metric::kLoss);
   bool wide = false;
   if (!loss.empty()) {
     auto [lo, hi] = std::minmax_element(loss.begin(), loss.end(),
                                         [](auto& a, auto& b) { return a.second < b.second; });
     wide = lo->second > 0 && hi->second / lo->second > 20;
   }
-  html += "<h2 id=\"curves\">Loss and alignment</h2><div class=\"grid2\">";
-  html += "<figure><figcaption>Loss</figcaption>" +
-          svg_chart("loss",
-                    {curve("training loss", "train", "loss"),
-                     curve("validation loss", "val", "loss", true)},
-                    wide ? logarithmic_y("loss (log scale)") : linear_y("loss")) +
-          "</figure>";
-  std::vector<Series> parts;
-  for (const char* part :
-       {"mel_loss", "postnet_loss", "gate_loss", "linear_loss", "guided_attention_loss"}) {
-    Series s = curve(part, "train", part);
-    if (!s.points.empty()) parts.push_back(std::move(s));
+  std::string html = "<h2 id=\"curves\">Loss and alignment</h2><div class=\"grid2\">";
+  html += page.figure("Loss", "loss",
+                      {page.curve("training loss", train, metric::kLoss),
+                       page.curve("validation loss", val, metric::kLoss, true)},
+                      wide ? logarithmic_y("loss (log scale)") : linear_y("loss"));
+  // Every other loss the family logged: the records' keys ending in "_loss".
+  std::vector<std::string> part_names;
+  for (const auto& record : page.metrics.records) {
+    if (record.kind != train) continue;
+    for (const auto& [key, value] : record.values) {
+      const bool part = key.size() > 5 && key.compare(key.size() - 5, 5, "_loss") == 0;
+      if (part && std::find(part_names.begin(), part_names.end(), key) == part_names.end()) {
+        part_names.push_back(key);
+      }
+    }
   }
-  html += "<figure><figcaption>Training loss parts</figcaption>" +
-          svg_chart("loss_parts", parts, logarithmic_y("loss (log scale)")) + "</figure>";
-  ChartOptions unit = linear_y("score", 0.0, 1.0);
+  std::vector<Series> parts;
+  for (const std::string& part : part_names) parts.push_back(page.curve(part, train, part.c_str()));
   html +=
-      "<figure><figcaption>Alignment scores at each validation (1 = a sharp "
-      "diagonal)</figcaption>" +
-      svg_chart("alignment_scores",
-                {curve("diagonal score", "val", "diagonal_score"),
-                 curve("focus rate", "val", "focus_rate"),
-                 curve("diagonal score, free-running", "val", "infer_diagonal_score", true),
-                 curve("focus rate, free-running", "val", "infer_focus_rate", true)},
-                unit) +
-      "</figure>";
-  html += "<figure><figcaption>Free-running synthesis: stop token and length</figcaption>" +
-          svg_chart("free_running",
-                    {curve("stop token fired (fraction)", "val", "infer_stop_fired"),
-                     curve("max_decoder_steps hit (fraction)", "val", "infer_max_steps_hit"),
-                     curve("generated / real frames", "val", "infer_frame_ratio", true)},
-                    linear_y("fraction, ratio", 0.0)) +
-          "</figure></div>";
+      page.figure("Training loss parts", "loss_parts", parts, logarithmic_y("loss (log scale)"));
+  html += page.figure(
+      "Alignment scores at each validation (1 = a sharp diagonal)", "alignment_scores",
+      {page.curve("diagonal score", val, metric::kDiagonalScore),
+       page.curve("focus rate", val, metric::kFocusRate),
+       page.curve("diagonal score, free-running", val, metric::kInferDiagonalScore, true),
+       page.curve("focus rate, free-running", val, metric::kInferFocusRate, true)},
+      linear_y("score", 0.0, 1.0));
+  html +=
+      page.figure("Free-running synthesis: stop token and length", "free_running",
+                  {page.curve("stop token fired (fraction)", val, metric::kInferStopFired),
+                   page.curve("max_decoder_steps hit (fraction)", val, metric::kInferMaxStepsHit),
+                   page.curve("generated / real frames", val, metric::kInferFrameRatio, true)},
+                  linear_y("fraction, ratio", 0.0));
+  return html + "</div>";
+}
 
-  html += "<h2 id=\"speed\">Throughput and where a step's time goes</h2><div class=\"grid2\">";
-  html += "<figure><figcaption>Throughput (all ranks)</figcaption>" +
-          svg_chart("throughput", {curve("mel frames/s", "train", "mel_frames_per_s")},
-                    linear_y("mel frames/s", 0.0)) +
-          "</figure>";
-  html +=
-      "<figure><figcaption>Seconds per step by phase (mean over ranks, stacked)</figcaption>" +
-      svg_chart("phases",
-                {curve("data wait", "train", "data_wait_s"), curve("forward", "train", "forward_s"),
-                 curve("backward", "train", "backward_s"),
-                 curve("exposed communication", "train", "comm_exposed_s"),
-                 curve("optimizer", "train", "optimizer_s")},
-                linear_y("seconds per step", 0.0, std::nullopt, true)) +
-      "</figure>";
-  html +=
-      "<figure><figcaption>Rank spread (slowest rank's step time / mean; 1 = "
-      "balanced)</figcaption>" +
-      svg_chart("rank_spread",
-                {curve("rank spread", "train", "rank_spread"),
-                 curve("padded-frame imbalance", "train", "padded_frames_imbalance", true)},
-                linear_y("ratio", 1.0)) +
-      "</figure>";
-  html += "<figure><figcaption>Learning rate and gradient norm</figcaption>" +
-          svg_chart(
-              "optimizer",
-              {curve("learning rate", "train", "lr"), curve("gradient norm", "train", "grad_norm")},
-              logarithmic_y("value (log scale)")) +
-          "</figure></div>";
+std::string speed_section(const Page& page) {
+  namespace metric = report::metric;
+  const char* train = metric::kTrain;
+  std::string html =
+      "<h2 id=\"speed\">Throughput and where a step's time goes</h2><div class=\"grid2\">";
+  html += page.figure("Throughput (all ranks)", "throughput",
+                      {page.curve("mel frames/s", train, metric::kMelFramesPerSecond)},
+                      linear_y("mel frames/s", 0.0));
+  html += page.figure("Seconds per step by phase (mean over ranks, stacked)", "phases",
+                      {page.curve("data wait", train, metric::kDataWait),
+                       page.curve("forward", train, metric::kForward),
+                       page.curve("backward", train, metric::kBackward),
+                       page.curve("exposed communication", train, metric::kCommExposed),
+                       page.curve("optimizer", train, metric::kOptimizer)},
+                      linear_y("seconds per step", 0.0, std::nullopt, true));
+  html += page.figure(
+      "Rank spread (slowest rank's step time / mean; 1 = balanced)", "rank_spread",
+      {page.curve("rank spread", train, metric::kRankSpread),
+       page.curve("padded-frame imbalance", train, metric::kPaddedFramesImbalance, true)},
+      linear_y("ratio", 1.0));
+  html += page.figure("Learning rate and gradient norm", "optimizer",
+                      {page.curve("learning rate", train, metric::kLearningRate),
+                       page.curve("gradient norm", train, metric::kGradNorm)},
+                      logarithmic_y("value (log scale)"));
+  return html + "</div>";
+}
 
-  // The latest validation's plots and audio.
-  html += "<h2 id=\"validation\">Latest validation</h2>";
+// The latest validation's plots and audio sample, embedded.
+std::string validation_section(const Page& page) {
+  const fs::path& run = page.run;
+  const ReportLimits& limits = page.limits;
+  std::string why;
+  std::string html = "<h2 id=\"validation\">Latest validation</h2>";
   auto plots = entries_of(run / "plots", limits.directory_entries);
-  std::optional<int64_t> plot_step = newest_step(plots, std::regex(R"(step_(\d+)_alignment\.png)"));
-  if (!plot_step) plot_step = newest_step(plots, std::regex(R"(step_(\d+)_mel\.png)"));
+  std::optional<int64_t> plot_step = newest_step(plots, "step_", "_alignment.png");
+  if (!plot_step) plot_step = newest_step(plots, "step_", "_mel.png");
   if (plot_step) {
     html += fmt::format("<p>Plots of step {} (<code>plots/step_{}_*.png</code>).</p>", *plot_step,
                         *plot_step);
@@ -712,7 +400,7 @@ std::string render_run_report(const std::string& run_dir, const ReportLimits& li
         "when <code>logging.plots</code> is on).</p>";
   }
   auto samples = entries_of(run / "samples", limits.directory_entries);
-  if (auto sample_step = newest_step(samples, std::regex(R"(step_(\d+)\.wav)"))) {
+  if (auto sample_step = newest_step(samples, "step_", ".wav")) {
     std::string file = fmt::format("step_{}.wav", *sample_step);
     auto wav = read_bounded(run / "samples" / file, limits.audio_bytes, &why);
     if (wav &&
@@ -730,10 +418,14 @@ std::string render_run_report(const std::string& run_dir, const ReportLimits& li
           fmt::format("<p class=\"warn\">samples/{}: {}</p>", html_escape(file), html_escape(why));
     }
   }
+  return html;
+}
 
-  // Checkpoints: name, size, time, which one `latest` names.
-  html += "<h2 id=\"checkpoints\">Checkpoints</h2>";
-  auto checkpoints = entries_of(run / "checkpoints", limits.directory_entries);
+// Checkpoints: name, size, time, which one `latest` names.
+std::string checkpoints_section(const Page& page) {
+  std::error_code ec;
+  std::string html = "<h2 id=\"checkpoints\">Checkpoints</h2>";
+  auto checkpoints = entries_of(page.run / "checkpoints", page.limits.directory_entries);
   std::string latest;
   std::vector<std::tuple<std::string, uint64_t, std::time_t>> files;
   for (const auto& entry : checkpoints) {
@@ -751,20 +443,72 @@ std::string render_run_report(const std::string& run_dir, const ReportLimits& li
   }
   std::sort(files.begin(), files.end(),
             [](auto& a, auto& b) { return std::get<0>(a) > std::get<0>(b); });
-  if (files.size() > limits.checkpoints_listed) files.resize(limits.checkpoints_listed);
-  if (files.empty()) {
-    html += "<p>No checkpoints.</p>";
-  } else {
-    html += "<table><tr><th>file</th><th>size</th><th>written</th><th></th></tr>";
-    for (const auto& [file, size, time] : files) {
-      html += fmt::format(
-          "<tr><td><code>{}</code></td><td class=\"num\">{:.1f} MB</td><td>{}</td><td>{}</td></tr>",
-          html_escape(file), static_cast<double>(size) / 1e6, utc_time(time),
-          file == latest ? "&larr; latest" : "");
-    }
-    html += "</table>";
+  if (files.size() > page.limits.checkpoints_listed) files.resize(page.limits.checkpoints_listed);
+  if (files.empty()) return html + "<p>No checkpoints.</p>";
+  html += "<table><tr><th>file</th><th>size</th><th>written</th><th></th></tr>";
+  for (const auto& [file, size, time] : files) {
+    html += fmt::format(
+        "<tr><td><code>{}</code></td><td class=\"num\">{:.1f} MB</td><td>{}</td><td>{}</td></tr>",
+        html_escape(file), static_cast<double>(size) / 1e6, utc_time(time),
+        file == latest ? "&larr; latest" : "");
   }
+  return html + "</table>";
+}
 
+// What could not be read, said at the top of the page.
+std::vector<std::string> metrics_warnings(const Metrics& metrics, const ReportLimits& limits) {
+  std::vector<std::string> warnings;
+  if (!metrics.problem.empty()) warnings.push_back(metrics.problem);
+  if (metrics.cut) {
+    warnings.push_back(
+        fmt::format("metrics.jsonl is larger than {} MB: only its last {} MB are shown",
+                    limits.metrics_bytes >> 20, limits.metrics_bytes >> 20));
+  }
+  if (metrics.skipped > 0) {
+    warnings.push_back(fmt::format(
+        "{} line(s) of metrics.jsonl skipped (not a metrics record, or longer than {} bytes)",
+        metrics.skipped, limits.line_bytes));
+  }
+  return warnings;
+}
+
+}  // namespace
+
+std::string render_run_report(const std::string& run_dir, const ReportLimits& limits) {
+  const fs::path run(run_dir);
+  std::error_code ec;
+  TTS_CHECK(fs::is_directory(run, ec),
+            "report: '{}' is not a directory; give a run directory (train --out RUN)", run_dir);
+  TTS_CHECK(fs::exists(run / "metrics.jsonl", ec) || fs::exists(run / "config.yaml", ec),
+            "report: '{}' has neither metrics.jsonl nor config.yaml: not a run directory "
+            "(train --out RUN writes both)",
+            run_dir);
+  const Metrics metrics = read_metrics(run / "metrics.jsonl", limits);
+  std::vector<std::string> warnings = metrics_warnings(metrics, limits);
+  std::string config_problem;
+  std::optional<std::string> config =
+      read_bounded(run / "config.yaml", limits.config_bytes, &config_problem);
+  if (!config) warnings.push_back("config.yaml: " + config_problem);
+
+  const Page page{run, limits, metrics};
+  const std::string nonce = random_nonce();
+  const std::string name =
+      run.filename().empty() ? run.parent_path().filename().string() : run.filename().string();
+  std::string html = head(name, nonce);
+  html += fmt::format("<h1>tts-train run <code>{}</code></h1>", html_escape(name));
+  html +=
+      fmt::format("<p class=\"meta\">{} &middot; report written {} &middot; {} metrics records</p>",
+                  html_escape(fs::absolute(run, ec).string()),
+                  utc_time(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())),
+                  metrics.records.size());
+  for (const auto& warning : warnings) {
+    html += fmt::format("<p class=\"warn\">&#9888; {}</p>", html_escape(warning));
+  }
+  html += summary_section(metrics);
+  html += learning_section(page);
+  html += speed_section(page);
+  html += validation_section(page);
+  html += checkpoints_section(page);
   html += "<h2 id=\"config\">Config (<code>config.yaml</code>)</h2>";
   html += config ? "<pre>" + html_escape(*config) + "</pre>"
                  : "<p class=\"warn\">config.yaml: " + html_escape(config_problem) + "</p>";

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <utility>
 
+#include "number_words.h"
 #include "tts/text/inflect_numbers.h"
 
 namespace tts::text {
@@ -148,14 +149,11 @@ std::string transliterate_with(const std::string& text, const char* (*spelling)(
 
 // ---- numbers -----------------------------------------------------------------------------------
 
-constexpr std::array<const char*, 20> kOnes = {
-    "zero",     "one",     "two",     "three",     "four",     "five",    "six",
-    "seven",    "eight",   "nine",    "ten",       "eleven",   "twelve",  "thirteen",
-    "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"};
-constexpr std::array<const char*, 10> kTens = {"",      "",      "twenty",  "thirty", "forty",
-                                               "fifty", "sixty", "seventy", "eighty", "ninety"};
-constexpr std::array<const char*, 7> kScales = {"",         "thousand",    "million",    "billion",
-                                                "trillion", "quadrillion", "quintillion"};
+using number_words::kOnes;
+using number_words::kScales;
+using number_words::kTens;
+// The scales this reader words, up to quintillion (19 digits: every uint64).
+constexpr size_t kScaleCount = 7;
 
 // 1..999.
 std::string under_thousand(unsigned n) {
@@ -254,7 +252,7 @@ constexpr Currency kPound{"pound", "pounds", "penny", "pence"};
 std::string currency_words(const std::string& text, const NumberToken& token,
                            const Currency& currency, size_t& end) {
   end = token.end;
-  for (size_t scale = 1; scale < kScales.size(); ++scale) {
+  for (size_t scale = 1; scale < kScaleCount; ++scale) {
     if (end < text.size() && text[end] == ' ' && word_at(text, end + 1, kScales[scale])) {
       end += 1 + std::string_view(kScales[scale]).size();
       return decimal(token) + " " + kScales[scale] + " " + currency.units;
@@ -325,7 +323,7 @@ constexpr std::array<Abbreviation, 18> kAbbreviations = {{
 
 std::string number_to_words(unsigned long long number) {
   if (number == 0) return "zero";
-  std::array<unsigned, kScales.size()> groups{};
+  std::array<unsigned, kScaleCount> groups{};
   size_t count = 0;
   while (number > 0) {
     groups[count++] = static_cast<unsigned>(number % 1000);
@@ -503,11 +501,6 @@ std::string english_cleaners_corrected(const std::string& text) {
   // Numbers first, so that '£' is still there to be read (a transliteration to ASCII first
   // would turn "£5" into "PS5", as Python's unidecode does in keithito's cleaners).
   return collapse_whitespace(expand_abbreviations(lowercase(transliterate(expand_numbers(text)))));
-}
-
-std::vector<std::string> cleaner_names() {
-  return {"basic_cleaners", "transliteration_cleaners", "english_cleaners",
-          "english_cleaners_corrected"};
 }
 
 }  // namespace tts::text

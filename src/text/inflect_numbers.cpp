@@ -5,32 +5,26 @@
 #include <utility>
 #include <vector>
 
+#include "number_words.h"
+
 namespace tts::text {
 namespace {
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 int digit_value(char c) { return c - '0'; }
 
-constexpr std::array<const char*, 10> kUnits = {"",     "one", "two",   "three", "four",
-                                                "five", "six", "seven", "eight", "nine"};
-constexpr std::array<const char*, 10> kTeens = {"ten",      "eleven",  "twelve",  "thirteen",
-                                                "fourteen", "fifteen", "sixteen", "seventeen",
-                                                "eighteen", "nineteen"};
-constexpr std::array<const char*, 10> kTens = {"",      "",      "twenty",  "thirty", "forty",
-                                               "fifty", "sixty", "seventy", "eighty", "ninety"};
-constexpr std::array<const char*, 10> kDigitNames = {"zero", "one", "two",   "three", "four",
-                                                     "five", "six", "seven", "eight", "nine"};
-// inflect's scale words; a number needing one more raises there.
-constexpr std::array<const char*, 12> kScales = {
-    "",           "thousand",   "million",   "billion",   "trillion", "quadrillion", "quintillion",
-    "sextillion", "septillion", "octillion", "nonillion", "decillion"};
+using number_words::kOnes;
+using number_words::kScales;  // inflect's scale words; a number needing one more raises there
+using number_words::kTens;
+// A units digit as inflect words it inside a number: nothing for 0.
+const char* unit_word(int digit) { return digit == 0 ? "" : kOnes[digit]; }
 
 // 1..99 as inflect words it: "twelve", "forty", "forty-five".
 std::string tens_words(int tens, int units) {
-  if (tens == 1) return kTeens[units];
+  if (tens == 1) return kOnes[10 + units];
   std::string words = kTens[tens];
   if (tens != 0 && units != 0) words += '-';
-  return words + kUnits[units];
+  return words + unit_word(units);
 }
 
 // inflect builds its words with stray spaces and then collapses them and trims the ends; doing
@@ -49,7 +43,7 @@ std::string digits_one_by_one(std::string_view digits) {
   std::string words;
   for (char c : digits) {
     if (!words.empty()) words += ' ';
-    words += kDigitNames[digit_value(c)];
+    words += kOnes[digit_value(c)];
   }
   return words;
 }
@@ -76,7 +70,7 @@ std::string whole_number_words(std::string_view digits, const InflectOptions& op
     if (hundreds == 0 && tens == 0 && units == 0) continue;
     std::string phrase;
     if (hundreds != 0) {
-      phrase = std::string(kUnits[hundreds]) + " hundred";
+      phrase = std::string(unit_word(hundreds)) + " hundred";
       if (tens != 0 || units != 0) phrase += " " + options.andword + " " + tens_words(tens, units);
     } else {
       phrase = tens_words(tens, units);
@@ -104,7 +98,7 @@ std::string pair_words(std::string_view digits, const InflectOptions& options) {
     if (i > 0) words += ", ";
     if (i + 1 == digits.size()) {
       int units = digit_value(digits[i]);
-      words += units != 0 ? kUnits[units] : options.zero;
+      words += units != 0 ? unit_word(units) : options.zero;
       continue;
     }
     int tens = digit_value(digits[i]);
@@ -112,7 +106,7 @@ std::string pair_words(std::string_view digits, const InflectOptions& options) {
     if (tens != 0) {
       words += tens_words(tens, units);
     } else {
-      words += options.zero + " " + (units != 0 ? std::string(kUnits[units]) : options.zero);
+      words += options.zero + " " + (units != 0 ? std::string(unit_word(units)) : options.zero);
     }
   }
   return squeeze(words);

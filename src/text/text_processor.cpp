@@ -16,13 +16,18 @@ namespace {
 
 using Cleaner = std::string (*)(const std::string&);
 
-Cleaner find_cleaner(const std::string& name) {
-  if (name == "basic_cleaners") return basic_cleaners;
-  if (name == "transliteration_cleaners") return transliteration_cleaners;
-  if (name == "english_cleaners") return english_cleaners;
-  if (name == "english_cleaners_corrected") return english_cleaners_corrected;
-  throw UsageError(fmt::format("config: text.cleaners: unknown cleaner '{}'; expected one of {}",
-                               name, fmt::join(cleaner_names(), ", ")));
+Cleaner find_cleaner(config::Cleaner name) {
+  switch (name) {
+    case config::Cleaner::kBasic:
+      return basic_cleaners;
+    case config::Cleaner::kTransliteration:
+      return transliteration_cleaners;
+    case config::Cleaner::kEnglish:
+      return english_cleaners;
+    case config::Cleaner::kEnglishCorrected:
+      return english_cleaners_corrected;
+  }
+  throw Error(fmt::format("text.cleaners: no function for the cleaner {}", name));
 }
 
 // Byte length of the UTF-8 sequence that starts with `lead` (1 for a stray byte).

@@ -9,15 +9,15 @@
 
 namespace tts::train {
 
-std::vector<double> PhaseTimes::as_vector() {
+std::vector<double> StepTimes::as_vector() {
   std::vector<double> values;
   auto put = [&](double& field) { values.push_back(field); };
   visit(put);
   return values;
 }
 
-PhaseTimes PhaseTimes::from_vector(const std::vector<double>& values, size_t offset) {
-  PhaseTimes times;
+StepTimes StepTimes::from_vector(const std::vector<double>& values, size_t offset) {
+  StepTimes times;
   auto take = [&](double& field) { field = values.at(offset++); };
   times.visit(take);
   return times;
@@ -46,20 +46,20 @@ void report_interval(IntervalTotals& totals, const checkpoint::TrainingState& st
                      dist::Communicator& comm, MetricSink* metrics) {
   namespace metric = report::metric;
   // Every rank contributes its phase times; rank 0 reports the mean and the slowest rank.
-  const std::vector<double> gathered = comm.all_gather(totals.phases.as_vector());
-  if (metrics == nullptr || totals.phases.steps <= 0) return;
+  const std::vector<double> gathered = comm.all_gather(totals.times.as_vector());
+  if (metrics == nullptr || totals.times.steps <= 0) return;
   const int ranks = comm.size();
   const size_t fields = gathered.size() / static_cast<size_t>(ranks);
-  PhaseTimes mean, most;
+  StepTimes mean, most;
   for (int r = 0; r < ranks; ++r) {
-    PhaseTimes rank = PhaseTimes::from_vector(gathered, static_cast<size_t>(r) * fields);
+    StepTimes rank = StepTimes::from_vector(gathered, static_cast<size_t>(r) * fields);
     std::vector<double> sum = mean.as_vector(), top = most.as_vector(), own = rank.as_vector();
     for (size_t i = 0; i < fields; ++i) {
       sum[i] += own[i] / ranks;
       top[i] = std::max(top[i], own[i]);
     }
-    mean = PhaseTimes::from_vector(sum, 0);
-    most = PhaseTimes::from_vector(top, 0);
+    mean = StepTimes::from_vector(sum, 0);
+    most = StepTimes::from_vector(top, 0);
   }
   const LossSums& losses = totals.losses;
   const double steps = mean.steps;

@@ -8,8 +8,7 @@ Scheduler::Scheduler(const config::Config& config, int64_t max_steps)
     : config_(config), max_steps_(max_steps) {}
 
 bool Scheduler::done(const checkpoint::TrainingState& state) const {
-  return (max_steps_ > 0 && state.step >= max_steps_) ||
-         state.epoch >= config_.train.max_epochs;
+  return (max_steps_ > 0 && state.step >= max_steps_) || state.epoch >= config_.train.max_epochs;
 }
 
 Events Scheduler::after_step(int64_t step) {

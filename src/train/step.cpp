@@ -16,7 +16,7 @@ void Updates::backward(size_t slot, const torch::Tensor& loss, bool last_micro_b
   Stopwatch clock;
   step_->reducers_.at(slot)->begin_step(last_micro_batch);
   loss.backward();
-  totals_->phases.backward += clock.seconds();
+  totals_->times.backward += clock.seconds();
 }
 
 void Updates::apply(size_t slot) {
@@ -24,7 +24,7 @@ void Updates::apply(size_t slot) {
   dist::GradientReducer& reducer = *step_->reducers_.at(slot);
   reducer.finish_step(step_->stop_wish_);
   step_->stop_agreed_ = reducer.stop_agreed();
-  totals_->phases.communication += reducer.last_exposed_comm_seconds();
+  totals_->times.communication += reducer.last_exposed_comm_seconds();
   Stopwatch clock;
   const double grad_norm = torch::nn::utils::clip_grad_norm_(
       optimizer.parameters, optimizer.grad_clip > 0 ? optimizer.grad_clip : INFINITY);
@@ -44,7 +44,7 @@ void Updates::apply(size_t slot) {
     totals_->grad_norm_sums.at(slot) += grad_norm;
     totals_->updates.at(slot) += 1;
   }
-  totals_->phases.optimizer += clock.seconds();
+  totals_->times.optimizer += clock.seconds();
 }
 
 Step::Step(Family& family, dist::Communicator& comm, const config::DistributedOptions& options,
@@ -67,9 +67,9 @@ void Step::run(std::vector<std::unique_ptr<FamilyBatch>>& micro_batches,
   std::vector<std::string> ids;
   for (const auto& batch : micro_batches) {
     const BatchCounts counts = batch->counts();
-    totals.phases.padded_frames += static_cast<double>(counts.padded_frames);
-    totals.phases.frames += static_cast<double>(counts.frames);
-    totals.phases.utterances += static_cast<double>(counts.utterances);
+    totals.times.padded_frames += static_cast<double>(counts.padded_frames);
+    totals.times.frames += static_cast<double>(counts.frames);
+    totals.times.utterances += static_cast<double>(counts.utterances);
     ids.insert(ids.end(), batch->ids().begin(), batch->ids().end());
   }
   stop_wish_ = stop_wish;
@@ -92,8 +92,8 @@ void Step::run(std::vector<std::unique_ptr<FamilyBatch>>& micro_batches,
   } else {
     bad_steps_in_a_row_ = 0;
   }
-  totals.phases.step += step_clock.seconds();
-  totals.phases.steps += 1;
+  totals.times.step += step_clock.seconds();
+  totals.times.steps += 1;
   ++state.step;
 }
 

@@ -31,7 +31,7 @@ extern "C" void handle_stop_signal(int) { g_stop_requested = true; }
 class Run {
  public:
   Run(const config::Config& config, const TrainArgs& args, dist::Communicator& comm,
-      const FamilyFactory& make_family);
+      const dist::Placement& placement, const FamilyFactory& make_family);
   int loop();
 
  private:
@@ -69,18 +69,18 @@ class Run {
 };
 
 Run::Run(const config::Config& config, const TrainArgs& args, dist::Communicator& comm,
-         const FamilyFactory& make_family)
+         const dist::Placement& placement, const FamilyFactory& make_family)
     : config_(config),
       args_(args),
       comm_(comm),
-      device_(comm.device()),
+      device_(placement.device),
       scheduler_(config_, args.max_steps >= 0 ? args.max_steps : config.train.max_steps) {
   dist::check_same_config(config::fingerprint(config), comm_);
   torch::manual_seed(static_cast<uint64_t>(config.train.seed));
-  model::apply_math_settings(config.train.tf32, config.train.step_products);
+  model::apply_tf32(config.train.tf32);
   model::check_precision(config.train.precision, device_);
   family_ = make_family(
-      FamilyContext{config_, device_, comm_, args.data_dir, args.run_dir, phase_at(config_, 0)});
+      FamilyContext{config_, placement, comm_, args.data_dir, args.run_dir, phase_at(config_, 0)});
   if (!args.init_from.empty()) {
     std::string summary = family_->warm_start(args.init_from, args.init_skip);
     if (is_root()) log_->info("{}", summary);
@@ -108,11 +108,10 @@ Run::Run(const config::Config& config, const TrainArgs& args, dist::Communicator
     }
     write_file_atomic(args.run_dir + "/config.yaml", config::dump_config(config));
     metrics_ = std::make_unique<MetricSink>(args.run_dir, config.logging.tensorboard);
-    log_->info(
-        "{}; {} rank(s) on {}; batch {} per rank, global batch {}; {} steps per epoch",
-        family_->describe(), comm_.size(), device_.str(), state_.phase.batch_size,
-        state_.global_batch(),
-        family_->train_batches().batches_per_epoch() / config.train.accumulate);
+    log_->info("{}; {} rank(s) on {}; batch {} per rank, global batch {}; {} steps per epoch",
+               family_->describe(), comm_.size(), device_.str(), state_.phase.batch_size,
+               state_.global_batch(),
+               family_->train_batches().batches_per_epoch() / config.train.accumulate);
   }
 }
 
@@ -184,8 +183,8 @@ void Run::save() {
   if (!is_root()) return;
   std::vector<torch::optim::Optimizer*> optimizers;
   for (OptimizerSlot& slot : family_->optimizers()) optimizers.push_back(slot.optimizer.get());
-  checkpoint::Checkpoint checkpoint = checkpoint::capture(family_->module(), optimizers, state_,
-                                                          config::dump_config(config_));
+  checkpoint::Checkpoint checkpoint =
+      checkpoint::capture(family_->module(), optimizers, state_, config::dump_config(config_));
   checkpoint.metrics = last_val_metrics_;
   std::string path = checkpoint::save_checkpoint(args_.run_dir + "/checkpoints", checkpoint,
                                                  config_.train.keep_checkpoints);
@@ -222,7 +221,7 @@ void Run::train_epoch() {
     std::vector<std::unique_ptr<FamilyBatch>> micro_batches =
         next_micro_batches(source, &epoch_ended);
     if (micro_batches.empty()) break;
-    interval_.phases.data += source.wait_seconds() - wait_before;
+    interval_.times.data += source.wait_seconds() - wait_before;
     step_->run(micro_batches, state_, interval_, stop_requested());
     run_events(scheduler_.after_step(state_.step));
     if (agreed_stop()) {
@@ -243,12 +242,11 @@ int Run::loop() {
   first_step_ = state_.step;
   run_clock_.reset();
   while (!stopped_ && !scheduler_.done(state_)) train_epoch();
-  run_events(scheduler_.at_end(state_.step, stopped_, interval_.phases.steps > 0));
+  run_events(scheduler_.at_end(state_.step, stopped_, interval_.times.steps > 0));
   if (is_root()) {
     metrics_->flush();
-    log_->info("{} at step {} (epoch {}) after {}",
-               stopped_ ? "stopped on request" : "finished", state_.step, state_.epoch,
-               format_duration(run_clock_.seconds()));
+    log_->info("{} at step {} (epoch {}) after {}", stopped_ ? "stopped on request" : "finished",
+               state_.step, state_.epoch, format_duration(run_clock_.seconds()));
   }
   return 0;
 }
@@ -264,8 +262,8 @@ bool stop_requested() { return g_stop_requested.load(); }
 void request_stop() { g_stop_requested = true; }
 
 int train(const config::Config& config, const TrainArgs& args, dist::Communicator& comm,
-          const FamilyFactory& make_family) {
-  Run run(config, args, comm, make_family);
+          const dist::Placement& placement, const FamilyFactory& make_family) {
+  Run run(config, args, comm, placement, make_family);
   return run.loop();
 }
 

@@ -5,8 +5,8 @@
 #include <fstream>
 
 #include "../support/scratch.h"
-#include "tts/core/error.h"
 #include "tts/checkpoint/checkpoint.h"
+#include "tts/core/error.h"
 
 namespace fs = std::filesystem;
 using namespace tts::checkpoint;

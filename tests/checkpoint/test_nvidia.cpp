@@ -8,13 +8,13 @@
 #include <fstream>
 
 #include "nvidia_fixture.h"
+#include "tts/checkpoint/checkpoint.h"
+#include "tts/checkpoint/nvidia.h"
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
 #include "tts/formats/torch_file.h"
 #include "tts/model/tacotron2.h"
 #include "tts/text/symbols.h"
-#include "tts/checkpoint/checkpoint.h"
-#include "tts/checkpoint/nvidia.h"
 
 namespace fs = std::filesystem;
 using namespace tts::checkpoint;

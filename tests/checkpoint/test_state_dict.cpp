@@ -6,8 +6,8 @@
 #include <map>
 #include <string>
 
-#include "tts/core/error.h"
 #include "tts/checkpoint/state_dict.h"
+#include "tts/core/error.h"
 
 using namespace tts::checkpoint;
 

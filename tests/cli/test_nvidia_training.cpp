@@ -19,9 +19,9 @@
 
 #include "../checkpoint/nvidia_fixture.h"
 #include "cli_test_util.h"
+#include "tts/checkpoint/nvidia.h"
 #include "tts/core/fs.h"
 #include "tts/text/text_processor.h"
-#include "tts/checkpoint/nvidia.h"
 
 namespace fx = nvidia_fixture;
 using tts::test::run_cli;

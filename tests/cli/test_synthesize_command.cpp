@@ -10,10 +10,10 @@
 
 #include "cli_test_util.h"
 #include "tts/audio/audio_io.h"
+#include "tts/checkpoint/checkpoint.h"
 #include "tts/config/config.h"
 #include "tts/model/tacotron2.h"
 #include "tts/text/text_processor.h"
-#include "tts/checkpoint/checkpoint.h"
 
 namespace fs = std::filesystem;
 using tts::test::run_cli;

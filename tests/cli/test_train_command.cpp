@@ -74,6 +74,13 @@ TEST_F(TrainCommand, ARunWritesConfigMetricsEventsPlotsSamplesAndCheckpoints) {
   EXPECT_EQ(json["batch_size"].as<int>(), 4);
   EXPECT_GT(json["params"].as<int64_t>(), 10000);
   EXPECT_EQ(json["tensors"][0]["shape"].size(), 2u);
+  // The family's own fields (models/registry.h): its kind and, for Tacotron-2, r.
+  EXPECT_EQ(json["model"].as<std::string>(), "tacotron2");
+  EXPECT_EQ(json["r"].as<int>(), 2);
+  CliResult text = run_cli("inspect " + run + "/checkpoints/latest");
+  ASSERT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.output.find("model        Tacotron-2, r=2, encoder "), std::string::npos)
+      << text.output;
 
   std::string wav = root_ + "/hello.wav";
   CliResult spoken = run_cli("synthesize --checkpoint " + run +

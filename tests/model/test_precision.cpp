@@ -110,7 +110,8 @@ TEST(Bf16Nodes, StepLinearMultipliesInBf16AndSumsTheWeightGradientInFp32) {
   auto run = [&](tts::config::Precision precision) {
     // The forward under autocast, the backward after it, as in training.
     std::optional<AutocastScope> autocast(std::in_place, kCpu, precision);
-    tts::model::StepWeight w = tts::model::make_step_weight(weight);
+    tts::model::StepWeight w =
+        tts::model::make_step_weight(tts::model::StepProductPath::kKernel, weight);
     EXPECT_EQ(w.gradient.sum.scalar_type(), torch::kFloat) << precision;
     torch::Tensor loss = torch::zeros({});
     std::vector<at::ScalarType> dtypes;

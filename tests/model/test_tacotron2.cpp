@@ -186,9 +186,9 @@ TEST(Modules, ShapesThroughEachModule) {
   torch::Tensor location = attention->location_weight();
   EXPECT_EQ(location.sizes(), (std::vector<int64_t>{10, 2, 7}));
   torch::Tensor mask = tts::model::padding_mask(lengths, 6).unsqueeze(1);
-  auto [context, weights] =
-      attention->step(attention->query_weight(), torch::randn({2, 20}), processed, memory,
-                      torch::rand({2, 2, 6}), location, mask);
+  auto [context, weights] = attention->step(
+      attention->query_weight(tts::model::StepProductPath::kKernel), torch::randn({2, 20}),
+      processed, memory, torch::rand({2, 2, 6}), location, mask);
   EXPECT_EQ(context.sizes(), (std::vector<int64_t>{2, 16}));
   EXPECT_EQ(weights.sizes(), (std::vector<int64_t>{2, 1, 6}));
 
@@ -541,17 +541,11 @@ TEST(LSTMCellPointwise, MatchesComposedOpsForwardAndBackward) {
 // each way of computing the per-step products; with more steps than one weight-gradient buffer
 // holds (kGradientRows rows), so that the buffer is flushed during the backward.
 class StepLinearTest
-    : public ::testing::TestWithParam<std::tuple<int64_t, tts::model::StepProductPath>> {
- protected:
-  void TearDown() override {
-    tts::model::set_step_product_path(tts::model::StepProductPath::kFastest);
-  }
-};
+    : public ::testing::TestWithParam<std::tuple<int64_t, tts::model::StepProductPath>> {};
 
 TEST_P(StepLinearTest, MatchesAddmmOverSeveralStepsForwardAndBackward) {
   torch::manual_seed(22);
   auto [batch, path] = GetParam();
-  tts::model::set_step_product_path(path);
   // Steps enough to fill the gradient buffer more than once: 2 of the 3 products per step use
   // the pair's weight.
   int64_t steps = 2 + tts::model::kGradientRows / batch;
@@ -569,8 +563,8 @@ TEST_P(StepLinearTest, MatchesAddmmOverSeveralStepsForwardAndBackward) {
     torch::Tensor x = x0, total = torch::zeros({}, torch::kDouble);
     tts::model::StepWeight pair, one;
     if (fused) {
-      pair = tts::model::make_step_weight(first, second);
-      one = tts::model::make_step_weight(single);
+      pair = tts::model::make_step_weight(path, first, second);
+      one = tts::model::make_step_weight(path, single);
     }
     torch::Tensor weight = torch::cat({first, second}, 1);
     for (int64_t t = 0; t < steps; ++t) {
@@ -623,22 +617,19 @@ torch::Tensor composed_attention(const torch::Tensor& location, const torch::Ten
 // input's gradient against torch::addmm in double.
 class StepProductIsa : public ::testing::TestWithParam<tts::model::StepKernelIsa> {
  protected:
-  void TearDown() override {
-    tts::model::set_step_product_path(tts::model::StepProductPath::kFastest);
-    tts::model::set_step_kernel_isa(tts::model::StepKernelIsa::kBest);
-  }
+  void TearDown() override { tts::model::set_step_kernel_isa(tts::model::StepKernelIsa::kBest); }
 };
 
 TEST_P(StepProductIsa, FloatKernelMatchesAddmmAtShapesWithEveryRemainder) {
   torch::manual_seed(23);
-  tts::model::set_step_product_path(tts::model::StepProductPath::kKernel);
   tts::model::set_step_kernel_isa(GetParam());
   for (int64_t rows : {1, 2, 3, 4, 5, 6, 7, 8, 9, 17}) {
     for (auto [in, out] : {std::pair<int64_t, int64_t>{37, 21}, {16, 2069}, {5, 16}, {9, 100}}) {
       torch::Tensor weight = torch::randn({out, in}, torch::requires_grad());
       torch::Tensor bias = torch::randn({out});
       torch::Tensor x = torch::randn({rows, in}, torch::requires_grad());
-      tts::model::StepWeight w = tts::model::make_step_weight(weight);
+      tts::model::StepWeight w =
+          tts::model::make_step_weight(tts::model::StepProductPath::kKernel, weight);
       torch::Tensor y = tts::model::step_linear(w, bias, x);
       torch::Tensor probe = torch::randn({rows, out});
       torch::Tensor grad_x = torch::autograd::grad({(y * probe).sum()}, {x})[0];
@@ -745,7 +736,8 @@ TEST(BidirectionalLSTM, MatchesTorchLSTMOverPackedSequences) {
   std::vector<torch::Tensor> inputs{x};
   for (const auto& p : lstm->parameters()) inputs.push_back(p);
 
-  torch::Tensor ours = tts::model::bidirectional_lstm(lstm, x, lengths);
+  torch::Tensor ours =
+      tts::model::bidirectional_lstm(lstm, x, lengths, tts::model::StepProductPath::kKernel);
   auto our_grads = torch::autograd::grad({(ours * upstream).sum()}, inputs);
   namespace rnn_utils = torch::nn::utils::rnn;
   auto packed = rnn_utils::pack_padded_sequence(x, lengths, true, false);
@@ -801,7 +793,8 @@ TEST(CudaPaths, LSTMCellPointwiseAndBidirectionalLSTMMatchTheCpu) {
     torch::Tensor input = x.to(device).requires_grad_(true);
     std::vector<torch::Tensor> inputs{input};
     for (const auto& p : lstm->parameters()) inputs.push_back(p);
-    torch::Tensor out = tts::model::bidirectional_lstm(lstm, input, lengths.to(device));
+    torch::Tensor out = tts::model::bidirectional_lstm(lstm, input, lengths.to(device),
+                                                       tts::model::StepProductPath::kKernel);
     auto grads = grads_of({out}, {upstream}, inputs);
     std::vector<torch::Tensor> all{out.cpu()};
     for (const auto& grad : grads) all.push_back(grad.cpu());

@@ -199,7 +199,7 @@ TEST(MelPlot, WithoutStopCurvesHasNoStopPanelAndIsShorter) {
 
 TEST(ScalingPlot, DrawsSpeedupEfficiencyAndPhaseBars) {
   std::vector<tts::report::ScalingPoint> points{{1, 1000, 0.5, 0.05, 0.2, 0.2, 0.0, 0.05},
-                                               {2, 1800, 0.55, 0.05, 0.2, 0.2, 0.05, 0.05}};
+                                                {2, 1800, 0.55, 0.05, 0.2, 0.2, 0.05, 0.05}};
   Plot plot = tts::report::scaling_plot(points, "weak scaling");
   keep(plot, "scaling.png");
   RgbImage image = decode_png(plot.png);

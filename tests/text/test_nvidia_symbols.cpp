@@ -19,7 +19,7 @@ const std::string kFixture = std::string(TTS_TEST_DATA_DIR) + "/nvidia_tacotron2
 
 tts::text::TextProcessor nvidia_processor() {
   tts::config::TextOptions options;
-  options.cleaners = {"english_cleaners"};
+  options.cleaners = {tts::config::Cleaner::kEnglish};
   options.symbol_set = tts::config::SymbolSet::kNvidia;
   options.unknown = tts::config::UnknownCharacters::kError;
   return tts::text::TextProcessor(options);

@@ -4,6 +4,7 @@
 #include <set>
 #include <string>
 
+#include "tts/config/config.h"
 #include "tts/core/error.h"
 #include "tts/text/cleaners.h"
 #include "tts/text/symbols.h"
@@ -17,7 +18,10 @@ namespace {
 TextOptions options(std::vector<std::string> cleaners = {"english_cleaners"},
                     std::string symbol_set = "english", std::string unknown = "drop") {
   TextOptions o;
-  o.cleaners = std::move(cleaners);
+  o.cleaners.clear();
+  for (const auto& name : cleaners) {
+    o.cleaners.push_back(tts::config::require_choice<tts::config::Cleaner>(name, "cleaners"));
+  }
   o.symbol_set = tts::config::require_choice<tts::config::SymbolSet>(symbol_set, "symbol_set");
   o.unknown = tts::config::require_choice<tts::config::UnknownCharacters>(unknown, "unknown");
   return o;
@@ -43,19 +47,21 @@ TEST(Symbols, TablesHavePadAndEosFirstAndNoDuplicates) {
   EXPECT_EQ(tts::text::symbol_count(SymbolSet::kNvidia), 148);
 }
 
-TEST(TextProcessor, UnknownCleanerIsAUsageErrorNamingTheValidOnes) {
+TEST(TextProcessor, UnknownCleanerIsRefusedWhereTheConfigNamesIt) {
   try {
-    TextProcessor processor(options({"english_cleaners", "englsh_cleaners"}));
+    tts::config::parse_config("text:\n  cleaners: [english_cleaners, englsh_cleaners]\n", "x.yaml");
     FAIL() << "expected UsageError";
   } catch (const tts::UsageError& e) {
     std::string message = e.what();
-    EXPECT_NE(message.find("englsh_cleaners"), std::string::npos) << message;
+    EXPECT_NE(message.find("x.yaml line 2"), std::string::npos) << message;
+    EXPECT_NE(message.find("text.cleaners"), std::string::npos) << message;
+    EXPECT_NE(message.find("'englsh_cleaners' is not one of them"), std::string::npos) << message;
     EXPECT_NE(message.find("basic_cleaners"), std::string::npos) << message;
   }
 }
 
 TEST(TextProcessor, EveryListedCleanerIsAccepted) {
-  for (const auto& name : tts::text::cleaner_names()) {
+  for (const auto& name : tts::config::choice_names<tts::config::Cleaner>()) {
     TextProcessor processor(options({name}));
     EXPECT_FALSE(processor.clean("Mr. Smith").empty()) << name;
   }

@@ -6,8 +6,8 @@
 
 #include "../support/scratch.h"
 #include "tts/core/fs.h"
-#include "tts/train/metrics.h"
 #include "tts/report/plots.h"
+#include "tts/train/metrics.h"
 
 TEST(MetricSink, WritesOneJsonObjectPerRecordAndNullForNonFinite) {
   std::string dir = tts::test::fresh_dir("metrics");

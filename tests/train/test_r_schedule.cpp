@@ -57,7 +57,7 @@ TEST(RSchedule, TheConfigReadsRowsAndRefusesBadOnes) {
   tts::config::Config config =
       tts::config::parse_config("train:\n  r_schedule: [[0, 3, 4], [20, 2, 4], [40, 1, 2]]\n", "t");
   ASSERT_EQ(config.train.r_schedule.size(), 3u);
-  EXPECT_EQ(config.train.r_schedule[2], (std::vector<int>{40, 1, 2}));
+  EXPECT_EQ(config.train.r_schedule[2], (tts::config::RScheduleRow{40, 1, 2}));
   // The dumped config reads back to the same schedule (checkpoints carry it).
   tts::config::Config again = tts::config::parse_config(tts::config::dump_config(config), "dump");
   EXPECT_EQ(again.train.r_schedule, config.train.r_schedule);
@@ -67,6 +67,15 @@ TEST(RSchedule, TheConfigReadsRowsAndRefusesBadOnes) {
     EXPECT_THROW(tts::config::parse_config(std::string("train:\n  r_schedule: ") + bad + "\n", "t"),
                  tts::UsageError)
         << bad;
+  }
+  // A row of another length is refused where it is written, with the row's form.
+  try {
+    tts::config::parse_config("train:\n  r_schedule: [[0, 3, 4], [20, 2]]\n", "t.yaml");
+    FAIL() << "a two-number row was read";
+  } catch (const tts::UsageError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("t.yaml"), std::string::npos) << message;
+    EXPECT_NE(message.find("[from_step, r, batch_size]"), std::string::npos) << message;
   }
 }
 

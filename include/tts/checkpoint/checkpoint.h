@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "tts/config/config.h"
 #include "tts/checkpoint/training_state.h"
+#include "tts/config/config.h"
 
 namespace torch::nn {
 class Module;
@@ -53,7 +53,7 @@ struct Checkpoint {
   std::vector<std::string> parameter_names;                    // which tensors are parameters
   // One per optimizer of the model family, in its order (a GAN has two); none for weights alone.
   std::vector<OptimizerState> optimizers;
-  torch::Tensor rng_state;                                     // default CPU generator state
+  torch::Tensor rng_state;  // default CPU generator state
   // State of the default generator of the CUDA device the model trained on (dropout draws from
   // it there); undefined for a CPU run.
   torch::Tensor cuda_rng_state;

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "tts/config/config.h"
 #include "tts/checkpoint/checkpoint.h"
+#include "tts/config/config.h"
 
 namespace tts::checkpoint {
 

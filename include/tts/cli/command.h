@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,9 +38,16 @@ struct ConfigArgs {
 
   // Adds the options; with `required`, --config must be given.
   void add_to(CLI::App& app, bool required);
-  // Loads and validates; throws UsageError.
+  // Loads and validates (throws UsageError), then applies the config's log level
+  // (apply_log_level).
   config::Config load() const;
 };
+
+// The log level, resolved in one place by one rule: --log-level over the config's
+// logging.level over info. main() records the flag once (nullopt when not given); commands apply
+// the level when they know their config and their rank (ranks > 0 log warnings and errors only).
+void set_log_level_flag(std::optional<config::LogLevel> flag);
+void apply_log_level(const config::Config* config, int rank = 0, int world_size = 1);
 
 }  // namespace tts::cli
 

@@ -48,6 +48,13 @@ template <class E>
 struct is_choice<E, std::void_t<decltype(ChoiceNames<E>::names)>> : std::true_type {};
 template <class E>
 inline constexpr bool is_choice_v = is_choice<E>::value;
+// A list of choices (text.cleaners): each item parsed and printed as a choice.
+template <class T>
+struct is_choice_list : std::false_type {};
+template <class E>
+struct is_choice_list<std::vector<E>> : is_choice<E> {};
+template <class T>
+inline constexpr bool is_choice_list_v = is_choice_list<T>::value;
 
 // The config's name of `value` ("slaney").
 template <class E>

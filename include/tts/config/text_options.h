@@ -16,9 +16,16 @@ enum class UnknownCharacters { kDrop, kError };
 TTS_CHOICE_NAMES(UnknownCharacters, {UnknownCharacters::kDrop, "drop"},
                  {UnknownCharacters::kError, "error"});
 
+// The text cleaners (text/cleaners.h), chained in the order the config lists them.
+enum class Cleaner { kBasic, kTransliteration, kEnglish, kEnglishCorrected };
+TTS_CHOICE_NAMES(Cleaner, {Cleaner::kBasic, "basic_cleaners"},
+                 {Cleaner::kTransliteration, "transliteration_cleaners"},
+                 {Cleaner::kEnglish, "english_cleaners"},
+                 {Cleaner::kEnglishCorrected, "english_cleaners_corrected"});
+
 struct TextOptions {
   // Each field's meaning is documented once, in visit(); dumped configs carry it as a comment.
-  std::vector<std::string> cleaners{"english_cleaners"};
+  std::vector<Cleaner> cleaners{Cleaner::kEnglish};
   SymbolSet symbol_set = SymbolSet::kEnglish;
   UnknownCharacters unknown = UnknownCharacters::kDrop;
 

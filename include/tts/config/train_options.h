@@ -28,6 +28,17 @@ enum class LossNormalization { kRealFrames, kPaddedBatch };
 TTS_CHOICE_NAMES(LossNormalization, {LossNormalization::kRealFrames, "real_frames"},
                  {LossNormalization::kPaddedBatch, "padded_batch"});
 
+// One row of train.r_schedule, written [from_step, r, batch_size]: from optimizer step
+// `from_step` on, the decoder predicts `r` frames a step with `batch_size` utterances per rank.
+struct RScheduleRow {
+  int from_step = 0;
+  int r = 1;
+  int batch_size = 1;
+  bool operator==(const RScheduleRow& other) const {
+    return from_step == other.from_step && r == other.r && batch_size == other.batch_size;
+  }
+};
+
 struct TrainOptions {
   // Each field's meaning is documented once, in visit(); dumped configs carry it as a comment.
   int batch_size = 64;
@@ -63,7 +74,7 @@ struct TrainOptions {
   int val_inference_utterances = 2;
   int max_bad_steps = 10;
   bool freeze_batch_norm = false;
-  std::vector<std::vector<int>> r_schedule;  // rows [from_step, r, batch_size]
+  std::vector<RScheduleRow> r_schedule;
 
   // The largest r of r_schedule; 0 without a schedule (the model is built for
   // model.n_frames_per_step alone).

@@ -12,23 +12,22 @@
 
 namespace tts::log {
 
+// The level is the config's choice (config::LogLevel, whose names are listed once, beside it);
+// the CLI resolves it once (cli::apply_log_level: --log-level over logging.level over info).
 struct LogSetup {
-  std::string level = "info";  // trace|debug|info|warn|error|off
-  int rank = 0;                // this process's rank; ranks > 0 only warn and error
-  int world_size = 1;          // ranks are shown in each line when > 1
+  spdlog::level::level_enum level = spdlog::level::info;
+  int rank = 0;        // this process's rank; ranks > 0 only warn and error
+  int world_size = 1;  // ranks are shown in each line when > 1
 };
 
-// Applies level and rank to every logger, existing and future. Throws UsageError on a bad level.
+// Applies level and rank to every logger, existing and future.
 void setup(const LogSetup& setup);
 
 // Also writes every logger's output at `min_level` or above to `path` (appending). Used for
 // RUN/train.log (rank 0, everything) and RUN/logs/rank_K.log (every rank, warnings and errors).
-void add_file(const std::string& path, const std::string& min_level = "trace");
+void add_file(const std::string& path, spdlog::level::level_enum min_level = spdlog::level::trace);
 
 // The logger tagged `tag` (created on first use with the shared sinks).
 std::shared_ptr<spdlog::logger> get(const std::string& tag);
-
-// Parses a level name; throws UsageError naming the valid levels when unknown.
-spdlog::level::level_enum parse_level(const std::string& level);
 
 }  // namespace tts::log

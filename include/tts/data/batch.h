@@ -25,8 +25,8 @@ struct Batch {
   // (decoder step, text position) pairs the guided-attention loss averages over.
   int64_t attention_pair_count = 0;
   // The same counts for the whole global batch (every rank's batch of this step), from the
-  // sampler's plan, which every rank knows: the loss weighting needs no collective. 0 outside a
-  // plan.
+  // sampler's plan, which every rank knows: the loss weighting needs no collective (Note [Exact
+  // global batch], models/tacotron2/forward.h). 0 outside a plan.
   int64_t global_real_frames = 0;
   int64_t global_attention_pairs = 0;
 

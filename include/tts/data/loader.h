@@ -34,10 +34,11 @@ class Loader {
   // ids is dropped with a logged count, identically on every rank) and builds the sampler from
   // the phase's per-rank batch size, config.train.seed and config.data.sort_pool_batches. Batches
   // are padded to a multiple of the phase's r; a new phase takes a new loader. Loads linear targets
-  // when config.audio.linear or config.model.predict_linear. Pins batches in page-locked memory
-  // when config.data.pin_memory and training runs on CUDA (train.device cuda, or auto with CUDA).
+  // when config.audio.linear or config.model.predict_linear. With `pin_memory` (the rank's
+  // placement: data.pin_memory on CUDA, dist/placement.h), batches come in page-locked memory.
   Loader(const FeatureStore& store, std::vector<Utterance> utterances, const config::Config& config,
-         const Phase& phase, Tokenizer tokenizer, int rank, int world_size);
+         const Phase& phase, Tokenizer tokenizer, int rank, int world_size,
+         bool pin_memory = false);
   ~Loader();
   Loader(const Loader&) = delete;
   Loader& operator=(const Loader&) = delete;

@@ -13,6 +13,7 @@
 
 #include "tts/config/distributed_options.h"
 #include "tts/config/train_options.h"
+#include "tts/dist/placement.h"
 #include "tts/dist/rank_info.h"
 
 namespace tts::dist {
@@ -59,8 +60,15 @@ class Communicator {
 // MASTER_PORT it then hosts its store on a free loopback port). Otherwise: rendezvous through a
 // c10d TCPStore at info.master_addr:master_port (rank 0 hosts it), then a Gloo or NCCL process
 // group; options.timeout_s bounds the rendezvous and every collective.
-// `backend` (auto resolves with resolve_backend) and `device` (train.device): see rank_device().
-// Throws UsageError for an unavailable backend or device, tts::Error when the rendezvous fails.
+// The rank's device and backend come from `placement` (placement.h: resolve_placement). Throws
+// tts::Error when the rendezvous fails.
+std::unique_ptr<Communicator> make_communicator(const RankInfo& info,
+                                                const config::DistributedOptions& options,
+                                                const Placement& placement,
+                                                bool process_group_for_one_rank = false);
+// The same, placed by resolve_placement(info, device, backend): `backend` (auto resolves with
+// resolve_backend) and `device` (train.device); see rank_device(). Throws UsageError for an
+// unavailable backend or device.
 std::unique_ptr<Communicator> make_communicator(const RankInfo& info,
                                                 const config::DistributedOptions& options,
                                                 config::Backend backend,

@@ -41,27 +41,29 @@ struct StepGradient {
 // enough that the buffers stay small (a few MB for the full-size decoder cells).
 constexpr int64_t kGradientRows = 512;
 
+// How step_linear computes its per-step products on the CPU (train.step_products): always by its
+// small-batch kernel where it applies, always by libtorch's GEMM, or by the faster of the two
+// (whose speed depends on the BLAS behind it), measured on the first product of each shape in
+// the process. The model carries it (Tacotron2Impl::set_step_products, from its config) down to
+// every weight it prepares: no process-wide setting.
+using StepProductPath = config::StepProducts;
+
 // A weight that every recurrent step multiplies with (see step_linear.cpp), prepared once per
 // utterance batch from its parameters `first` [out, in_0] and optionally `second` [out, in_1]
-// (concatenated along the input dimension).
+// (concatenated along the input dimension); its products run by `path`.
 struct StepWeight {
   torch::Tensor weight;    // [out, in] contiguous, no autograd history
   torch::Tensor weight_t;  // [in, out] contiguous; its autograd node delivers the gradient
   StepGradient gradient;
+  StepProductPath path = StepProductPath::kGemm;
 };
-StepWeight make_step_weight(const torch::Tensor& first, const torch::Tensor& second = {});
+StepWeight make_step_weight(StepProductPath path, const torch::Tensor& first,
+                            const torch::Tensor& second = {});
 
 // base + x @ weight.t() for x [B, in] and base [B, out], [out] or undefined (nothing added), with
 // the gradients of torch::addmm (checked against it by the tests).
 torch::Tensor step_linear(const StepWeight& weight, const torch::Tensor& base,
                           const torch::Tensor& x);
-
-// How step_linear computes its per-step products on the CPU (train.step_products): always by its
-// small-batch kernel where it applies, always by libtorch's GEMM, or by the faster of the two
-// (whose speed depends on the BLAS behind it), measured on the first product of each shape in
-// the process. Process-wide; set it before training starts. Without a call: kFastest.
-using StepProductPath = config::StepProducts;
-void set_step_product_path(StepProductPath path);
 
 // The widest vector instructions the float kernel may use: the best the CPU has (AVX-512, else
 // AVX2 + FMA, else portable C++; the default), or at most AVX2, or none (tests run each path).
@@ -73,7 +75,7 @@ void set_step_kernel_isa(StepKernelIsa isa);
 // starting at each item's last position. Written with step_linear and lstm_cell_pointwise (one
 // input projection for all steps, small-batch kernels per step), on `lstm`'s parameters.
 torch::Tensor bidirectional_lstm(torch::nn::LSTM& lstm, const torch::Tensor& x,
-                                 const torch::Tensor& lengths);
+                                 const torch::Tensor& lengths, StepProductPath path);
 
 // Encoder: `encoder_n_convolutions` x (Conv1d + BatchNorm + ReLU + dropout), then a BiLSTM of
 // encoder_embedding_dim/2 units per direction over the packed sequences. With
@@ -87,8 +89,10 @@ class EncoderImpl : public torch::nn::Module {
   // embedded [B, T_text, symbols_embedding_dim], lengths [B] -> [B, T_text, encoder_embedding_dim],
   // zero at padded positions.
   torch::Tensor forward(const torch::Tensor& embedded, const torch::Tensor& lengths);
+  void set_step_products(StepProductPath path) { step_products_ = path; }
 
  private:
+  StepProductPath step_products_ = config::TrainOptions{}.step_products;
   std::vector<torch::nn::Conv1d> convolutions_;
   std::vector<torch::nn::BatchNorm1d> norms_;
   torch::nn::LSTM lstm_{nullptr};
@@ -118,7 +122,7 @@ class AttentionImpl : public torch::nn::Module {
   // location_dense o location_conv as one convolution weight [attention_dim, 2, kernel_size].
   torch::Tensor location_weight();
   // query_layer's weight prepared for step() (once per utterance batch).
-  StepWeight query_weight();
+  StepWeight query_weight(StepProductPath path);
   // One step. query_weight from query_weight(); query [B, query_dim]; processed [B, A, T_text];
   // memory [B, T_text, E];
   // previous_and_cumulative [B, 2, T_text]; location [A, 2, K]; mask [B, 1, T_text].
@@ -194,6 +198,7 @@ class DecoderImpl : public torch::nn::Module {
   // Switches the frames per step; only a decoder built with max_r >= r can.
   void set_r(int64_t r);
   int64_t r() const { return r_; }
+  void set_step_products(StepProductPath path) { step_products_ = path; }
   // Teacher forcing. memory [B, T_text, E]; mask [B, T_text] (true = padded text);
   // mel [B, T_mel, n_mels] with T_mel a multiple of r.
   DecoderOutput forward(const torch::Tensor& memory, const torch::Tensor& mask,
@@ -233,6 +238,7 @@ class DecoderImpl : public torch::nn::Module {
   // when built for a schedule of r.
   torch::Tensor prenet_input(const torch::Tensor& frames) const;
 
+  StepProductPath step_products_ = config::TrainOptions{}.step_products;
   int64_t max_r_;  // 0: built for r_ alone
   int64_t n_mels_, r_, prenet_dim_, encoder_dim_, attention_rnn_dim_, decoder_rnn_dim_;
   int64_t max_decoder_steps_;

@@ -48,8 +48,8 @@ LossParts compute_loss(const TacotronOutput& out, const Targets& targets,
 
 // The objective one rank back-propagates: the frame parts scaled by `frame_weight` plus the
 // guided attention part, with its train.guided_attention_weight, scaled by `pair_weight`. The
-// trainer chooses the weights so that the ranks' reduced gradient is that of the global batch's
-// loss (see Run::loss_weights in src/train/trainer.cpp).
+// weights make the ranks' reduced gradient that of the global batch's loss (Note [Exact global
+// batch], models/tacotron2/forward.h: global_batch_weights).
 torch::Tensor weighted_total(const LossParts& parts, double frame_weight, double pair_weight,
                              const LossOptions& options);
 

@@ -22,9 +22,10 @@ namespace tts::model {
 
 // train.tf32: lets cuBLAS and cuDNN compute fp32 matrix products and convolutions in TF32 on
 // Ampere and newer GPUs (about 10 bits of mantissa in the products, fp32 accumulation); off, they
-// are exact fp32. Process-wide (libtorch's global context); no effect on the CPU.
-// train.step_products: the CPU path of the per-step products (set_step_product_path).
-void apply_math_settings(bool tf32, config::StepProducts step_products);
+// are exact fp32. Process-wide (libtorch's global context: the one setting that cannot travel
+// with the model); no effect on the CPU. (train.step_products travels with the model:
+// build_model.)
+void apply_tf32(bool tf32);
 
 // Refuses (tts::UsageError, with the reason and the fix) a train.precision that this libtorch
 // cannot run on `device`: bf16 is probed by one small matrix product under autocast.

@@ -48,6 +48,8 @@ class Tacotron2Impl : public torch::nn::Module {
   // lives in its decoder alone.
   void set_reduction_factor(int64_t r);
   int64_t reduction_factor() const;
+  // How the recurrent per-step products run on the CPU (train.step_products; layers.h).
+  void set_step_products(config::StepProducts path);
 
   // Teacher forcing. text [B, T_text] int64 padded with 0; text_lengths [B] int64;
   // mel [B, T_mel, n_mels] with T_mel a multiple of r; mel_lengths [B] int64. Outputs at frames
@@ -81,7 +83,8 @@ TORCH_MODULE(Tacotron2);
 
 // The model a run of `config` trains or synthesizes with, predicting `r` frames a decoder step (the
 // phase in force): n_mels and, with model.predict_linear, n_linear from config.audio; built for
-// every r of train.r_schedule from the same parameters.
+// every r of train.r_schedule from the same parameters; its per-step products run as
+// train.step_products says.
 Tacotron2 build_model(const config::Config& config, int64_t n_symbols, int r);
 
 // Number of parameter elements (trainable tensors; buffers such as BatchNorm statistics excluded).

@@ -20,7 +20,7 @@ inline constexpr char kElapsed[] = "elapsed_s";
 inline constexpr char kStepSeconds[] = "step_s";
 inline constexpr char kMelFramesPerSecond[] = "mel_frames_per_s";
 inline constexpr char kUtterancesPerSecond[] = "utterances_per_s";
-// Per-phase seconds of a step, means over the ranks (train/reporting.h: PhaseTimes).
+// Seconds of each part of a step, means over the ranks (train/reporting.h: StepTimes).
 inline constexpr char kDataWait[] = "data_wait_s";
 inline constexpr char kForward[] = "forward_s";
 inline constexpr char kBackward[] = "backward_s";

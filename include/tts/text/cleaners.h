@@ -59,7 +59,4 @@ std::string year_to_words(int year);
 // 21 -> "twenty-first".
 std::string ordinal_to_words(unsigned long long number);
 
-// Names accepted in text.cleaners.
-std::vector<std::string> cleaner_names();
-
 }  // namespace tts::text

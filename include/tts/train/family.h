@@ -24,6 +24,7 @@
 
 #include "tts/config/config.h"
 #include "tts/data/phase.h"
+#include "tts/dist/placement.h"
 #include "tts/train/metrics.h"
 
 namespace torch::nn {
@@ -34,7 +35,7 @@ class Optimizer;
 }
 namespace tts::dist {
 class Communicator;
-}
+}  // namespace tts::dist
 
 namespace tts::train {
 
@@ -110,17 +111,16 @@ class Family {
   virtual std::unique_ptr<ValidationOutcome> validate(int64_t step, MetricSink* metrics) = 0;
   // Fills the module from another checkpoint's weights (names with a prefix in `skip` keep
   // their initialization); returns the summary to log.
-  virtual std::string warm_start(const std::string& path,
-                                 const std::vector<std::string>& skip) = 0;
+  virtual std::string warm_start(const std::string& path, const std::vector<std::string>& skip) = 0;
   // "28.19M parameters; 120 train and 4 validation utterances", for the run's first log line.
   virtual std::string describe() = 0;
 };
 
-// What a family is built from: the run's config, this rank's device and communicator, and where
-// its data and run folder are.
+// What a family is built from: the run's config, this rank's placement (device, pinning) and
+// communicator, and where its data and run folder are.
 struct FamilyContext {
   const config::Config& config;
-  torch::Device device;
+  dist::Placement placement;
   dist::Communicator& comm;
   std::string data_dir;  // the feature store
   std::string run_dir;   // RUN/ (plots/, samples/ of validation)

@@ -1,4 +1,4 @@
-// What a run reports between validations: per-phase timers and loss sums collected over a log
+// What a run reports between validations: the step's timers and loss sums collected over a log
 // interval on every rank, reduced over the ranks into one log line and one "train" metrics record
 // (metrics.jsonl and TensorBoard) on rank 0.
 #pragma once
@@ -23,7 +23,7 @@ namespace tts::train {
 // Seconds spent in each phase of a training step and what the steps processed, summed over the
 // steps of a log interval. visit() lists every field once, with the metric it becomes; reporting
 // reduces them over the ranks by name.
-struct PhaseTimes {
+struct StepTimes {
   double data = 0;           // waiting for the loader
   double forward = 0;        // forward and losses
   double backward = 0;       // back-propagation (hooks launch the all-reduces)
@@ -49,14 +49,14 @@ struct PhaseTimes {
     v(steps);
   }
   std::vector<double> as_vector();
-  static PhaseTimes from_vector(const std::vector<double>& values, size_t offset);
+  static StepTimes from_vector(const std::vector<double>& values, size_t offset);
 };
 
 // Sums of named losses over a log interval, kept where the losses are (on the GPU: no
 // synchronization per step); mean() reads them on the host at the log interval.
 struct LossSums {
   std::vector<std::pair<std::string, torch::Tensor>> sums;  // in the order first added
-  int64_t count = 0;  // steps (or validation batches) added
+  int64_t count = 0;                                        // steps (or validation batches) added
 
   // Adds `value` (a scalar; undefined: the part is off) to `name`'s sum.
   void add(const std::string& name, const torch::Tensor& value);
@@ -67,7 +67,7 @@ struct LossSums {
 
 // Everything one rank collects over a log interval.
 struct IntervalTotals {
-  PhaseTimes phases;
+  StepTimes times;
   LossSums losses;
   // Per optimizer (the family's order): gradient norms summed over the steps that updated it.
   std::vector<double> grad_norm_sums;

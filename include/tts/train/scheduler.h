@@ -14,8 +14,9 @@
 namespace tts::train {
 
 struct Events {
-  bool log = false;             // a "train" record and the progress line
-  bool check_replicas = false;  // parameters identical on every rank (distributed.check_replicas_every)
+  bool log = false;  // a "train" record and the progress line
+  bool check_replicas =
+      false;  // parameters identical on every rank (distributed.check_replicas_every)
   bool validate = false;
   bool save = false;  // a checkpoint
 };

@@ -1,7 +1,7 @@
 // One optimizer step of a model family, as training and `tts-train bench` both run it: the
 // family's forward and losses, then for each of its optimizers backward through that optimizer's
 // gradient reducer (all-reduce overlapped with backward), the global-norm clip, a finite check
-// and the update at the learning rate of the step. Timed per phase (reporting.h: PhaseTimes).
+// and the update at the learning rate of the step. Timed per phase (reporting.h: StepTimes).
 #pragma once
 
 #include <torch/types.h>
@@ -30,7 +30,7 @@ class Step;
 class Updates {
  public:
   // The family adds its forward (and loss) seconds here.
-  PhaseTimes& times() { return totals_->phases; }
+  StepTimes& times() { return totals_->times; }
   // The family adds its named losses of the step here ("loss" first: what the log line shows).
   LossSums& losses() { return totals_->losses; }
 

@@ -28,8 +28,9 @@ struct TrainArgs {
 // Trains the family `make_family` builds (models::family_factory(config.model.kind)) until
 // train.max_steps / train.max_epochs or a stop request (SIGINT/SIGTERM, which ends the current
 // step, checkpoints and returns 0). Throws tts::Error / UsageError on failure.
+// `placement` is the one resolve_placement made `comm` with.
 int train(const config::Config& config, const TrainArgs& args, dist::Communicator& comm,
-          const FamilyFactory& make_family);
+          const dist::Placement& placement, const FamilyFactory& make_family);
 
 // Installs SIGINT/SIGTERM handlers that ask the training loop to stop after the current step.
 void install_stop_handlers();

@@ -4,6 +4,7 @@
 
 #include <optional>
 
+#include "tts/checkpoint/checkpoint.h"
 #include "tts/checkpoint/warm_start.h"
 #include "tts/core/logging.h"
 #include "tts/core/timer.h"
@@ -60,7 +61,8 @@ class Tacotron2Family final : public train::Family {
   Tacotron2Family(const train::FamilyContext& context, int64_t n_symbols,
                   std::optional<data::FeatureStore> store)
       : config_(context.config),
-        device_(context.device),
+        device_(context.placement.device),
+        pin_memory_(context.placement.pin_memory),
         comm_(context.comm),
         text_(context.config.text),
         store_(std::move(store)) {
@@ -96,14 +98,15 @@ class Tacotron2Family final : public train::Family {
     auto tokenizer = [this](const std::string& text) { return text_.to_ids(text); };
     train_ = std::make_unique<LoaderSource>(
         std::make_unique<data::Loader>(*store_, store_->train(), config_, phase, tokenizer,
-                                       comm_.rank(), comm_.size()),
+                                       comm_.rank(), comm_.size(), pin_memory_),
         device_);
     // Without a validation set (data.val_size: 0) the run trains without validating.
     if (store_->val().empty()) return;
     // A validation set smaller than the world is validated whole on every rank.
     const bool shard = static_cast<int64_t>(store_->val().size()) >= comm_.size();
     val_ = std::make_unique<data::Loader>(*store_, store_->val(), config_, phase, tokenizer,
-                                          shard ? comm_.rank() : 0, shard ? comm_.size() : 1);
+                                          shard ? comm_.rank() : 0, shard ? comm_.size() : 1,
+                                          pin_memory_);
   }
 
   train::BatchSource& train_batches() override {
@@ -160,6 +163,7 @@ class Tacotron2Family final : public train::Family {
 
   const config::Config& config_;
   torch::Device device_;
+  bool pin_memory_;
   dist::Communicator& comm_;
   text::TextProcessor text_;
   std::optional<data::FeatureStore> store_;
@@ -199,6 +203,21 @@ data::Batch synthetic_batch(const config::Config& config, int64_t batch, int64_t
   for (int64_t i = 0; i < batch; ++i) out.ids.push_back(fmt::format("synthetic_{}", i));
   out.real_frame_count = batch * frames;
   return out;
+}
+
+models::CheckpointSummary summarize_checkpoint(const checkpoint::Checkpoint& checkpoint,
+                                               const config::Config& config) {
+  const int r = checkpoint::checkpoint_phase(checkpoint, config).r;  // in force when written
+  const config::ModelOptions& m = config.model;
+  models::CheckpointSummary summary;
+  summary.lines.emplace_back(
+      "model",
+      fmt::format("Tacotron-2, r={}, encoder {}, decoder {}, attention {}, postnet {}x{}{}", r,
+                  m.encoder_embedding_dim, m.decoder_rnn_dim, m.attention_dim,
+                  m.postnet_n_convolutions, m.postnet_embedding_dim,
+                  m.predict_linear ? ", linear CBHG head" : ""));
+  summary.json_fields.emplace_back("r", std::to_string(r));
+  return summary;
 }
 
 }  // namespace tts::tacotron2

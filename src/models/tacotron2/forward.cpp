@@ -30,8 +30,8 @@ LossWeights global_batch_weights(const data::Batch& batch, int world_size,
   return weights;
 }
 
-torch::Tensor training_loss(const model::LossParts& parts, const data::Batch& batch,
-                            int world_size, const config::TrainOptions& train) {
+torch::Tensor training_loss(const model::LossParts& parts, const data::Batch& batch, int world_size,
+                            const config::TrainOptions& train) {
   const LossWeights weights = global_batch_weights(batch, world_size, train.loss_normalization);
   return model::weighted_total(parts, weights.frames, weights.attention_pairs,
                                model::loss_options(train));

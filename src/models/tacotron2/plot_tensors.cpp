@@ -16,7 +16,7 @@ report::Matrix matrix_of(const torch::Tensor& values) {
 }
 
 report::Plot utterance_alignment_plot(const torch::Tensor& weights, int64_t step,
-                              const std::string& utterance, const std::string& kind) {
+                                      const std::string& utterance, const std::string& kind) {
   report::AlignmentPlotInput input{matrix_of(weights), step, utterance, kind};
   auto one = [](int64_t n) { return torch::tensor({n}, torch::kInt64); };
   AlignmentScores scores = alignment_scores(weights.detach().to(torch::kFloat).unsqueeze(0),

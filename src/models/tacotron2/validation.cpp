@@ -19,10 +19,13 @@
 #include "tts/models/tacotron2/forward.h"
 #include "tts/models/tacotron2/plot_tensors.h"
 #include "tts/models/tacotron2/render.h"
+#include "tts/report/metric_names.h"
 #include "tts/train/reporting.h"
 
 namespace tts::tacotron2 {
 namespace {
+
+namespace metric = report::metric;
 
 double value_of(const train::MetricRecord& record, const std::string& name) {
   for (const auto& [key, value] : record.values) {
@@ -76,36 +79,37 @@ ValidationResult Validator::run(model::Tacotron2Impl& model, data::Loader& loade
     }
   }
   // Means over ranks, weighted by the batches (loss) and utterances (scores) each validated.
-  std::vector<double> gathered =
-      comm_.all_gather({sums.count > 0 ? sums.mean("loss") * static_cast<double>(sums.count) : 0.0,
-                        static_cast<double>(sums.count), diagonal_sum, focus_sum, utterances});
+  std::vector<double> gathered = comm_.all_gather(
+      {sums.count > 0 ? sums.mean(metric::kLoss) * static_cast<double>(sums.count) : 0.0,
+       static_cast<double>(sums.count), diagonal_sum, focus_sum, utterances});
   double total[5] = {0, 0, 0, 0, 0};
   for (size_t i = 0; i < gathered.size(); ++i) total[i % 5] += gathered[i];
   if (metrics == nullptr) return result;
   double val_loss = total[1] > 0 ? total[0] / total[1] : NAN;
   double diagonal = total[4] > 0 ? total[2] / total[4] : NAN;
   double focus = total[4] > 0 ? total[3] / total[4] : NAN;
-  result.record.add("step", static_cast<double>(step));
-  result.record.add("loss", val_loss);
-  result.record.add("diagonal_score", diagonal);
-  result.record.add("focus_rate", focus);
+  result.record.add(metric::kStep, static_cast<double>(step));
+  result.record.add(metric::kLoss, val_loss);
+  result.record.add(metric::kDiagonalScore, diagonal);
+  result.record.add(metric::kFocusRate, focus);
   if (result.first) run_free(model, result);
-  train::side_work("writing the validation metrics", step, [&] { metrics->write(result.record, step); });
+  train::side_work("writing the validation metrics", step,
+                   [&] { metrics->write(result.record, step); });
 
   std::string line = fmt::format(
       "validation at step {}: loss {:.4f} over {} batches | alignment diagonal {:.3f}, focus "
       "{:.3f}",
       step, val_loss, total[1], diagonal, focus);
-  double fired = value_of(result.record, "infer_stop_fired");
+  double fired = value_of(result.record, metric::kInferStopFired);
   if (!std::isnan(fired)) {
     line += fmt::format(
         " | free-running: diagonal {:.3f}, focus {:.3f}, stop token fired in {:.0f}% ({}), "
         "{:.2f}x the expected frames",
-        value_of(result.record, "infer_diagonal_score"),
-        value_of(result.record, "infer_focus_rate"), 100 * fired,
-        value_of(result.record, "infer_max_steps_hit") > 0 ? "max_decoder_steps hit"
-                                                           : "max_decoder_steps not hit",
-        value_of(result.record, "infer_frame_ratio"));
+        value_of(result.record, metric::kInferDiagonalScore),
+        value_of(result.record, metric::kInferFocusRate), 100 * fired,
+        value_of(result.record, metric::kInferMaxStepsHit) > 0 ? "max_decoder_steps hit"
+                                                               : "max_decoder_steps not hit",
+        value_of(result.record, metric::kInferFrameRatio));
   }
   log::get("train")->info("{}", line);
   return result;
@@ -130,11 +134,11 @@ void Validator::run_free(model::Tacotron2Impl& model, ValidationResult& result) 
         (frames >= config_.model.max_decoder_steps * inferred.r).to(torch::kDouble) * (1 - fired);
     auto expected = first.mel_lengths.slice(0, 0, count).to(torch::kCPU, torch::kDouble);
     auto ratio = frames.to(torch::kDouble) / expected.clamp_min(1);
-    result.record.add("infer_diagonal_score", scores.diagonal);
-    result.record.add("infer_focus_rate", scores.focus);
-    result.record.add("infer_stop_fired", fired.mean().item<double>());
-    result.record.add("infer_max_steps_hit", hit_max.mean().item<double>());
-    result.record.add("infer_frame_ratio", ratio.mean().item<double>());
+    result.record.add(metric::kInferDiagonalScore, scores.diagonal);
+    result.record.add(metric::kInferFocusRate, scores.focus);
+    result.record.add(metric::kInferStopFired, fired.mean().item<double>());
+    result.record.add(metric::kInferMaxStepsHit, hit_max.mean().item<double>());
+    result.record.add(metric::kInferFrameRatio, ratio.mean().item<double>());
     result.inferred = std::move(inferred);
   });
 }

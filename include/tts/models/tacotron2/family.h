@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "tts/data/batch.h"
+#include "tts/models/registry.h"
 #include "tts/train/family.h"
 
 namespace tts::tacotron2 {
@@ -26,6 +27,11 @@ class TacotronBatch final : public train::FamilyBatch {
 
 // The family of a training run: the store at context.data_dir, validation into context.run_dir.
 std::unique_ptr<train::Family> make_family(const train::FamilyContext& context);
+
+// inspect's lines for a Tacotron-2 checkpoint: r in force when it was written, the network's
+// widths.
+models::CheckpointSummary summarize_checkpoint(const checkpoint::Checkpoint& checkpoint,
+                                               const config::Config& config);
 
 // A family without a store (no batch source, no validation) over a symbol table of `n_symbols`:
 // what `tts-train bench` steps on synthetic batches.

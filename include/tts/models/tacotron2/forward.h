@@ -40,8 +40,8 @@ LossWeights global_batch_weights(const data::Batch& batch, int world_size,
 
 // The loss a training step back-propagates on this rank: the parts' total under
 // global_batch_weights.
-torch::Tensor training_loss(const model::LossParts& parts, const data::Batch& batch,
-                            int world_size, const config::TrainOptions& train);
+torch::Tensor training_loss(const model::LossParts& parts, const data::Batch& batch, int world_size,
+                            const config::TrainOptions& train);
 
 // Adds the parts that are on to `sums` under their metric names ("loss" first).
 void add_losses(train::LossSums& sums, const model::LossParts& parts);

@@ -1,0 +1,290 @@
+// The trainer core's Step through the model-family seam with a family shaped like a GAN vocoder:
+// two optimizers (discriminator, then generator), two backward passes and two reductions per
+// step, each with its own learning-rate rule. On one process: learning rates in the training
+// state, a non-finite update skipped for its optimizer alone, and a checkpoint of both optimizers
+// that resumes bit for bit. On 2 and 3 Gloo ranks: W ranks x B train as 1 rank x W*B.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+
+#include "../dist/fork_ranks.h"
+#include "../support/scratch.h"
+#include "tts/checkpoint/checkpoint.h"
+#include "tts/core/error.h"
+#include "tts/dist/communicator.h"
+#include "tts/dist/replicas.h"
+#include "tts/train/family.h"
+#include "tts/train/step.h"
+
+namespace {
+
+using tts::checkpoint::TrainingState;
+using tts::train::FamilyBatch;
+using tts::train::OptimizerSlot;
+
+constexpr int kPerRank = 4;  // utterances per rank and step
+constexpr int64_t kFeatures = 6;
+
+// A "real" sample and the noise its generator input is: the same on every process for an index.
+struct Sample {
+  torch::Tensor real, noise;
+};
+Sample sample(int64_t index) {
+  torch::manual_seed(10000 + index);
+  return {torch::randn({kFeatures}), torch::randn({kFeatures})};
+}
+
+class ToyBatch final : public FamilyBatch {
+ public:
+  explicit ToyBatch(std::vector<int64_t> indices) : indices(std::move(indices)) {
+    std::vector<torch::Tensor> reals, noises;
+    for (int64_t i : this->indices) {
+      Sample s = sample(i);
+      reals.push_back(s.real);
+      noises.push_back(s.noise);
+      ids_.push_back("sample_" + std::to_string(i));
+    }
+    real = torch::stack(reals);
+    noise = torch::stack(noises);
+  }
+  const std::vector<std::string>& ids() const override { return ids_; }
+  tts::train::BatchCounts counts() const override {
+    const auto n = static_cast<int64_t>(indices.size());
+    return {n, n, n};
+  }
+  std::vector<int64_t> indices;
+  torch::Tensor real, noise;
+
+ private:
+  std::vector<std::string> ids_;
+};
+
+struct ToyGan : torch::nn::Module {
+  ToyGan() {
+    torch::manual_seed(7);
+    generator = register_module("generator", torch::nn::Linear(kFeatures, kFeatures));
+    discriminator = register_module("discriminator", torch::nn::Linear(kFeatures, 1));
+  }
+  torch::nn::Linear generator{nullptr}, discriminator{nullptr};
+};
+
+// Least-squares GAN losses, as HiFi-GAN's: the discriminator first (on a detached fake), then
+// the generator through the updated discriminator.
+class ToyGanFamily final : public tts::train::Family {
+ public:
+  explicit ToyGanFamily(double generator_lr = 0.05) : gan_(std::make_shared<ToyGan>()) {
+    auto slot = [&](const char* name, std::vector<torch::Tensor> params, double lr) {
+      OptimizerSlot s;
+      s.name = name;
+      s.parameters = params;
+      s.optimizer = std::make_unique<torch::optim::Adam>(params, torch::optim::AdamOptions(lr));
+      s.learning_rate = [lr](int64_t step, int64_t) { return lr / static_cast<double>(step); };
+      s.grad_clip = 10.0;
+      return s;
+    };
+    slots_.push_back(slot("discriminator", gan_->discriminator->parameters(), 0.1));
+    slots_.push_back(slot("generator", gan_->generator->parameters(), generator_lr));
+  }
+  torch::nn::Module& module() override { return *gan_; }
+  std::vector<OptimizerSlot>& optimizers() override { return slots_; }
+  void set_phase(const tts::data::Phase&) override {}
+  tts::train::BatchSource& train_batches() override { throw tts::Error("not used"); }
+  void train_step(std::vector<std::unique_ptr<FamilyBatch>>& micro_batches,
+                  tts::train::Updates& updates) override {
+    const auto& batch = static_cast<ToyBatch&>(*micro_batches.at(0));
+    torch::Tensor fake = gan_->generator->forward(batch.noise);
+    torch::Tensor d_loss = (gan_->discriminator->forward(batch.real) - 1).pow(2).mean() +
+                           gan_->discriminator->forward(fake.detach()).pow(2).mean();
+    updates.backward(0, d_loss, true);
+    updates.apply(0);
+    torch::Tensor g_loss = (gan_->discriminator->forward(fake) - 1).pow(2).mean() * g_scale;
+    updates.backward(1, g_loss, true);
+    updates.apply(1);
+    updates.losses().add("loss", d_loss + g_loss);
+  }
+  std::unique_ptr<tts::train::ValidationOutcome> validate(int64_t,
+                                                          tts::train::MetricSink*) override {
+    return nullptr;
+  }
+  std::string warm_start(const std::string&, const std::vector<std::string>&) override {
+    return "";
+  }
+  std::string describe() override { return "toy GAN"; }
+
+  double g_scale = 1.0;  // NaN: the generator's update is non-finite
+
+ private:
+  std::shared_ptr<ToyGan> gan_;
+  std::vector<OptimizerSlot> slots_;
+};
+
+// The batch rank `rank` of `world` takes at step `step` of a global batch of world x kPerRank.
+std::vector<std::unique_ptr<FamilyBatch>> batch_of(int64_t step, int rank, int world) {
+  std::vector<int64_t> indices;
+  const int64_t first = step * world * kPerRank + rank * kPerRank;
+  for (int64_t i = 0; i < kPerRank; ++i) indices.push_back(first + i);
+  std::vector<std::unique_ptr<FamilyBatch>> batches;
+  batches.push_back(std::make_unique<ToyBatch>(indices));
+  return batches;
+}
+// The whole global batch of `world` ranks at `step`, for one process.
+std::vector<std::unique_ptr<FamilyBatch>> global_batch_of(int64_t step, int world) {
+  std::vector<int64_t> indices;
+  for (int64_t i = 0; i < world * kPerRank; ++i) indices.push_back(step * world * kPerRank + i);
+  std::vector<std::unique_ptr<FamilyBatch>> batches;
+  batches.push_back(std::make_unique<ToyBatch>(indices));
+  return batches;
+}
+
+std::unique_ptr<tts::dist::Communicator> local() {
+  return tts::dist::make_communicator(tts::dist::RankInfo{}, {}, tts::config::Backend::kGloo);
+}
+
+void run_steps(tts::train::Step& step, TrainingState& state, tts::train::IntervalTotals& totals,
+               int64_t from, int64_t to) {
+  for (int64_t s = from; s < to; ++s) {
+    auto batches = batch_of(s, 0, 1);
+    step.run(batches, state, totals, false);
+  }
+}
+
+}  // namespace
+
+TEST(Step, EachOptimizerUpdatesAtItsOwnRateAndTheStateHoldsTheRates) {
+  auto comm = local();
+  ToyGanFamily family;
+  tts::train::Step step(family, *comm, {}, 3);
+  TrainingState state;
+  tts::train::IntervalTotals totals;
+  torch::Tensor d_before = family.optimizers()[0].parameters[0].detach().clone();
+  torch::Tensor g_before = family.optimizers()[1].parameters[0].detach().clone();
+  run_steps(step, state, totals, 0, 2);
+  EXPECT_EQ(state.step, 2);
+  ASSERT_EQ(state.learning_rates.size(), 2u);
+  EXPECT_DOUBLE_EQ(state.learning_rates[0], 0.1 / 2);  // the second step's, per the rule
+  EXPECT_DOUBLE_EQ(state.learning_rates[1], 0.05 / 2);
+  EXPECT_FALSE(torch::equal(d_before, family.optimizers()[0].parameters[0]));
+  EXPECT_FALSE(torch::equal(g_before, family.optimizers()[1].parameters[0]));
+  ASSERT_EQ(totals.updates, (std::vector<int64_t>{2, 2}));
+  EXPECT_GT(totals.grad_norm_sums[0], 0);
+  EXPECT_GT(totals.grad_norm_sums[1], 0);
+  EXPECT_EQ(totals.times.steps, 2);
+  EXPECT_EQ(totals.times.utterances, 2 * kPerRank);
+  EXPECT_EQ(totals.losses.count, 2);
+  EXPECT_TRUE(std::isfinite(totals.losses.mean("loss")));
+}
+
+TEST(Step, ANonFiniteUpdateIsSkippedForItsOptimizerAloneAndCounted) {
+  auto comm = local();
+  ToyGanFamily family;
+  tts::train::Step step(family, *comm, {}, 2);
+  TrainingState state;
+  tts::train::IntervalTotals totals;
+  family.g_scale = NAN;
+  torch::Tensor d_before = family.optimizers()[0].parameters[0].detach().clone();
+  torch::Tensor g_before = family.optimizers()[1].parameters[0].detach().clone();
+  run_steps(step, state, totals, 0, 1);
+  EXPECT_FALSE(torch::equal(d_before, family.optimizers()[0].parameters[0]))
+      << "the discriminator's finite update is taken";
+  EXPECT_TRUE(torch::equal(g_before, family.optimizers()[1].parameters[0]))
+      << "the generator's non-finite update is skipped";
+  EXPECT_EQ(totals.updates, (std::vector<int64_t>{1, 0}));
+  // train.max_bad_steps = 2 consecutive skipped steps end the run, naming the utterances.
+  try {
+    run_steps(step, state, totals, 1, 2);
+    FAIL() << "two bad steps in a row went on";
+  } catch (const tts::Error& e) {
+    std::string message = e.what();
+    EXPECT_NE(message.find("train.max_bad_steps"), std::string::npos) << message;
+    EXPECT_NE(message.find("sample_"), std::string::npos) << message;
+  }
+}
+
+TEST(Step, ACheckpointOfBothOptimizersResumesBitForBit) {
+  const std::string dir = tts::test::fresh_dir("step_two_optimizers");
+  auto comm = local();
+  ToyGanFamily uninterrupted;
+  {
+    tts::train::Step step(uninterrupted, *comm, {}, 3);
+    TrainingState state;
+    tts::train::IntervalTotals totals;
+    run_steps(step, state, totals, 0, 4);
+  }
+  std::string saved;
+  {
+    ToyGanFamily first;
+    tts::train::Step step(first, *comm, {}, 3);
+    TrainingState state;
+    tts::train::IntervalTotals totals;
+    run_steps(step, state, totals, 0, 2);
+    std::vector<torch::optim::Optimizer*> optimizers;
+    for (auto& slot : first.optimizers()) optimizers.push_back(slot.optimizer.get());
+    saved = tts::checkpoint::save_checkpoint(
+        dir, tts::checkpoint::capture(first.module(), optimizers, state, ""), 2);
+  }
+  tts::checkpoint::Checkpoint loaded = tts::checkpoint::load_checkpoint(saved);
+  ASSERT_EQ(loaded.optimizers.size(), 2u);
+  ToyGanFamily resumed;
+  tts::checkpoint::restore_model(loaded, resumed.module(), saved);
+  for (size_t i = 0; i < 2; ++i) {
+    tts::checkpoint::restore_optimizer(loaded, i, *resumed.optimizers()[i].optimizer);
+  }
+  tts::train::Step step(resumed, *comm, {}, 3);
+  TrainingState state = loaded.state;
+  tts::train::IntervalTotals totals;
+  run_steps(step, state, totals, 2, 4);
+  auto expected = uninterrupted.module().named_parameters();
+  for (const auto& item : resumed.module().named_parameters()) {
+    EXPECT_TRUE(torch::equal(item.value(), expected[item.key()])) << item.key();
+  }
+  // A checkpoint of two optimizers is refused by a family of one, by name of the problem.
+  tts::checkpoint::Checkpoint one = loaded;
+  one.optimizers.resize(1);
+  ToyGanFamily two;
+  EXPECT_THROW(tts::checkpoint::restore_optimizer(one, 1, *two.optimizers()[1].optimizer),
+               tts::Error);
+}
+
+class StepRanks : public ::testing::TestWithParam<int> {};
+
+TEST_P(StepRanks, WRanksOfBTrainAsOneRankOfWB) {
+  const int world = GetParam();
+  constexpr int kSteps = 3;
+  auto codes = tts::dist::testing::run_ranks(world, [world](int rank) {
+    torch::set_num_threads(1);
+    tts::config::DistributedOptions options;
+    options.timeout_s = 30;
+    auto comm = tts::dist::make_communicator(tts::dist::RankInfo::from_env(), options,
+                                             tts::config::Backend::kGloo);
+    ToyGanFamily family;
+    tts::train::Step step(family, *comm, options, 3);
+    TrainingState state;
+    tts::train::IntervalTotals totals;
+    for (int64_t s = 0; s < kSteps; ++s) {
+      auto batches = batch_of(s, rank, world);
+      step.run(batches, state, totals, false);
+    }
+    tts::dist::check_replicas(family.module(), *comm, kSteps);
+    if (rank != 0) return;
+    auto one = local();
+    ToyGanFamily reference;
+    tts::train::Step reference_step(reference, *one, {}, 3);
+    TrainingState reference_state;
+    tts::train::IntervalTotals reference_totals;
+    for (int64_t s = 0; s < kSteps; ++s) {
+      auto batches = global_batch_of(s, world);
+      reference_step.run(batches, reference_state, reference_totals, false);
+    }
+    auto expected = reference.module().named_parameters();
+    for (const auto& item : family.module().named_parameters()) {
+      const torch::Tensor& want = expected[item.key()];
+      const double difference =
+          ((item.value() - want).abs().max() / want.abs().max().clamp_min(1e-12)).item<double>();
+      EXPECT_LE(difference, 1e-5) << item.key();
+    }
+  });
+  for (int r = 0; r < world; ++r) EXPECT_EQ(codes[r], 0) << "rank " << r;
+}
+
+INSTANTIATE_TEST_SUITE_P(Worlds, StepRanks, ::testing::Values(2, 3));
