@@ -322,6 +322,11 @@ void write_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
   c10::Dict<std::string, double> metrics;
   for (const auto& [name, value] : checkpoint.metrics) metrics.insert(name, value);
   dict.insert("metrics", metrics);
+  if (!checkpoint.symbols.empty()) {
+    c10::List<std::string> symbols;
+    for (const auto& symbol : checkpoint.symbols) symbols.push_back(symbol);
+    dict.insert("symbols", symbols);
+  }
   std::vector<char> bytes = torch::pickle_save(c10::IValue(dict));
   write_file_atomic(path, std::string(bytes.begin(), bytes.end()));
 }
@@ -441,6 +446,11 @@ Checkpoint load_checkpoint(const std::string& path) {
                 "checkpoint '{}': the metrics hold a {} under a {} key, expected numbers by name",
                 file, value->kind_name(), key->kind_name());
       checkpoint.metrics.emplace_back(key->text, value->real);
+    }
+  }
+  if (root.find("symbols") != nullptr) {  // absent in older versions and vocoders
+    for (const PickleValue* symbol : list_entry(root, "symbols", Kind::String, file)) {
+      checkpoint.symbols.push_back(symbol->text);
     }
   }
   return checkpoint;

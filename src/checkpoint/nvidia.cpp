@@ -217,6 +217,8 @@ Checkpoint import_nvidia(const std::string& path, const config::Config& config) 
     if (m.target.parameter) checkpoint.parameter_names.push_back(m.target.name);
   }
   checkpoint.config_yaml = config::dump_config(config);
+  // NVIDIA's ids are its symbols.py's: the embedding matched, so the config's set has its rows.
+  checkpoint.symbols = text::symbol_table(config.text.symbol_set);
   if (const PickleValue* iteration = root.find("iteration");
       iteration != nullptr && iteration->kind == PickleValue::Kind::Int) {
     checkpoint.state.step = iteration->integer;

@@ -14,13 +14,28 @@
 namespace tts::cli {
 namespace {
 
+// A JSON string of `text` (a file's bytes: quotes, backslashes and control characters escaped).
 std::string json_string(const std::string& text) {
   std::string out = "\"";
   for (char c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(c));
+      continue;
+    }
     if (c == '"' || c == '\\') out += '\\';
     out += c;
   }
   return out + "\"";
+}
+
+// `text` for a terminal: control characters (a file's, maybe escape sequences) as \xNN.
+std::string printable(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    out += byte < 0x20 || byte == 0x7F ? fmt::format("\\x{:02x}", byte) : std::string(1, c);
+  }
+  return out;
 }
 
 Runner setup_inspect(CLI::App& app) {
@@ -66,8 +81,11 @@ Runner setup_inspect(CLI::App& app) {
       for (const auto& [name, value] : summary.json_fields) {
         std::cout << fmt::format("{}: {}, ", json_string(name), value);
       }
-      std::cout << fmt::format("\"params\": {}, \"metrics\": {{{}}}, \"tensors\": [",
-                               parameter_count, metrics);
+      std::vector<std::string> symbols;
+      for (const std::string& symbol : checkpoint.symbols) symbols.push_back(json_string(symbol));
+      std::cout << fmt::format(
+          "\"symbols\": [{}], \"params\": {}, \"metrics\": {{{}}}, \"tensors\": [",
+          fmt::join(symbols, ", "), parameter_count, metrics);
       bool first = true;
       for (const auto& [name, tensor] : checkpoint.tensors) {
         std::cout << fmt::format(
@@ -89,19 +107,25 @@ Runner setup_inspect(CLI::App& app) {
     for (const auto& [label, text] : summary.lines) {
       std::cout << fmt::format("{:<12} {}\n", label, text);
     }
+    if (!checkpoint.symbols.empty()) {  // the ids' meaning, as the model was trained
+      std::vector<std::string> shown;
+      for (const std::string& symbol : checkpoint.symbols)
+        shown.push_back("'" + printable(symbol) + "'");
+      std::cout << fmt::format("symbols      {}: {}\n", shown.size(), fmt::join(shown, " "));
+    }
     std::cout << "\n";
     if (!checkpoint.metrics.empty()) {
       // The last validation before the checkpoint: is the run learning to align?
       std::cout << "last validation\n";
       for (const auto& [name, value] : checkpoint.metrics) {
-        std::cout << fmt::format("  {:<30} {:.4g}\n", name, value);
+        std::cout << fmt::format("  {:<30} {:.4g}\n", printable(name), value);
       }
       std::cout << "\n";
     }
     std::cout << fmt::format("{:<60} {:<16} {}\n", "tensor", "shape", "l2");
     for (const auto& [name, tensor] : checkpoint.tensors) {
-      std::cout << fmt::format("{:<60} {:<16} {:.6g}\n", name, fmt::join(tensor.sizes(), "x"),
-                               l2(tensor));
+      std::cout << fmt::format("{:<60} {:<16} {:.6g}\n", printable(name),
+                               fmt::join(tensor.sizes(), "x"), l2(tensor));
     }
     return 0;
   };

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <initializer_list>
 
 #include "tts/core/error.h"
@@ -65,6 +66,19 @@ bool has_eos(SymbolSet symbol_set) {
 
 int64_t symbol_count(SymbolSet symbol_set) {
   return static_cast<int64_t>(symbol_table(symbol_set).size());
+}
+
+std::string table_difference(const std::vector<std::string>& a, const std::string& a_name,
+                             const std::vector<std::string>& b, const std::string& b_name) {
+  const size_t common = std::min(a.size(), b.size());
+  for (size_t i = 0; i < common; ++i) {
+    if (a[i] != b[i]) {
+      return fmt::format("id {} is '{}' in {} and '{}' in {}", i, a[i], a_name, b[i], b_name);
+    }
+  }
+  if (a.size() == b.size()) return "";
+  return fmt::format("{} has {} symbols, {} {} (the first {} agree)", a_name, a.size(), b_name,
+                     b.size(), common);
 }
 
 }  // namespace tts::text

@@ -186,6 +186,7 @@ void Run::save() {
   checkpoint::Checkpoint checkpoint =
       checkpoint::capture(family_->module(), optimizers, state_, config::dump_config(config_));
   checkpoint.metrics = last_val_metrics_;
+  checkpoint.symbols = family_->input_symbols();
   std::string path = checkpoint::save_checkpoint(args_.run_dir + "/checkpoints", checkpoint,
                                                  config_.train.keep_checkpoints);
   log_->info("checkpoint {}", path);

@@ -133,9 +133,27 @@ TEST(TrainInitFrom, WarmStartsFromNvidiasFileSkippingTheNamedTensors) {
       EXPECT_NEAR(trained[name], l2, 1e-6 * (1 + l2)) << name;
     }
   }
-  EXPECT_EQ(YAML::Load(run_cli("inspect --json " + dir + "/run/checkpoints/latest").output)["step"]
-                .as<int>(),
-            1);
+  YAML::Node inspected =
+      YAML::Load(run_cli("inspect --json " + dir + "/run/checkpoints/latest").output);
+  EXPECT_EQ(inspected["step"].as<int>(), 1);
+  EXPECT_EQ(inspected["symbols"].size(), 148u) << "NVIDIA's table, recorded";
+
+  // Into a model of another alphabet: the embedding is copied by symbol, and the log says how.
+  tts::config::Config english = fx::config();
+  english.text.symbol_set = tts::config::SymbolSet::kEnglish;
+  std::string english_store = fx::store(dir + "/feats_english", 1, english);
+  result = run_cli("train --config " + fx::kConfig + " --data " + english_store +
+                       " --max-steps 1 --set train.batch_size=2 --set logging.samples=false "
+                       "--set train.device=cpu --set text.symbol_set=english --out " +
+                       dir + "/english --init-from " + fx::kCheckpoint,
+                   true);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("embedding remapped by symbol (64 of the model's 66 symbols"),
+            std::string::npos)
+      << result.output;
+  inspected = YAML::Load(run_cli("inspect --json " + dir + "/english/checkpoints/latest").output);
+  EXPECT_EQ(inspected["symbols"].size(), 66u);
+  EXPECT_EQ(inspected["symbols"][1].as<std::string>(), "~");
 
   result = run_cli(common + "--out " + dir + "/bad --set model.decoder_rnn_dim=32 --init-from " +
                        fx::kCheckpoint,

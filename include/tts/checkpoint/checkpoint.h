@@ -57,6 +57,10 @@ struct Checkpoint {
   // State of the default generator of the CUDA device the model trained on (dropout draws from
   // it there); undefined for a CPU run.
   torch::Tensor cuda_rng_state;
+  // The input symbols the model's embedding rows stand for, in id order (text.symbol_set's table
+  // when it trained): what synthesize checks and a warm start remaps by. Empty for a model without
+  // text input and in checkpoints of older versions.
+  std::vector<std::string> symbols;
   // The last validation's metrics when it was written ("val/loss", "val/diagonal_score", ...);
   // empty before the first validation and in checkpoints of older versions.
   std::vector<std::pair<std::string, double>> metrics;

@@ -29,4 +29,10 @@ bool has_eos(SymbolSet symbol_set);
 // Number of symbols in `symbol_set` (the model's embedding size).
 int64_t symbol_count(SymbolSet symbol_set);
 
+// "" when `a` and `b` list the same symbols in the same order; otherwise the first difference,
+// "id 37 is 'x' in A_NAME and 'y' in B_NAME" or "A_NAME has 66 symbols, B_NAME 150 (the first 66
+// agree)", for an error message.
+std::string table_difference(const std::vector<std::string>& a, const std::string& a_name,
+                             const std::vector<std::string>& b, const std::string& b_name);
+
 }  // namespace tts::text

@@ -10,7 +10,8 @@
 //     optimizer's reducer, clip, update) in the order the family's algorithm takes them;
 //   - its validation: the "val" record every rank computes, and the plots and audio rank 0 draws
 //     after the step's checkpoint;
-//   - a warm start from another checkpoint (its own, or its reference implementation's).
+//   - a warm start from another checkpoint (its own, or its reference implementation's);
+//   - the input symbols its checkpoints record, when it reads text.
 // How a trained model of the family is loaded for inference lives in inference/.
 #pragma once
 
@@ -112,6 +113,9 @@ class Family {
   // Fills the module from another checkpoint's weights (names with a prefix in `skip` keep
   // their initialization); returns the summary to log.
   virtual std::string warm_start(const std::string& path, const std::vector<std::string>& skip) = 0;
+  // The input symbols its embedding rows stand for, in id order, which its checkpoints record
+  // (none for a model without text input).
+  virtual std::vector<std::string> input_symbols() const { return {}; }
   // "28.19M parameters; 120 train and 4 validation utterances", for the run's first log line.
   virtual std::string describe() = 0;
 };

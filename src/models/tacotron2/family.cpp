@@ -140,7 +140,11 @@ class Tacotron2Family final : public train::Family {
   }
 
   std::string warm_start(const std::string& path, const std::vector<std::string>& skip) override {
-    return checkpoint::warm_start(*model_, path, skip);
+    return checkpoint::warm_start(*model_, path, skip, input_symbols());
+  }
+
+  std::vector<std::string> input_symbols() const override {
+    return text::symbol_table(config_.text.symbol_set);
   }
 
   std::string describe() override {
