@@ -28,6 +28,7 @@ packages=(
   libsoxr-dev libsoxr0                     # resampling
   libfftw3-dev libfftw3-single3 libfftw3-double3  # the CPU STFT
   zlib1g-dev                               # zlib (CMake's find_package(ZLIB))
+  libespeak-ng-dev libespeak-ng1 espeak-ng-data libpcaudio0 libsonic0  # phonemes
   pkgconf pkgconf-bin libpkgconf3          # pkg-config, which finds sndfile, soxr, FFTW, Cairo
   # Cairo (plots and PNG decoding) and what its cairo.pc requires, -dev and runtime
   libcairo2-dev libcairo2 libglib2.0-dev libpcre2-dev libffi-dev libpixman-1-dev libpixman-1-0

@@ -6,7 +6,8 @@
 #
 # COUNT utterances (default 40) are taken in order from TRANSCRIPTS (lines "ID|text"; default:
 # tests/data/ljspeech_sample_transcripts.txt, 300 LJSpeech transcripts). MAX_CHARS=N keeps only
-# transcripts of at most N characters (short clips make fast tests).
+# transcripts of at most N characters (short clips make fast tests). VOICE=NAME speaks them with
+# that espeak-ng voice (de, es, ...; default: espeak-ng's default, English).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 if [ $# -lt 1 ]; then
@@ -17,6 +18,8 @@ out="$1"
 count="${2:-40}"
 transcripts="${3:-$root/tests/data/ljspeech_sample_transcripts.txt}"
 max_chars="${MAX_CHARS:-100000}"
+voice=()
+[ -z "${VOICE:-}" ] || voice=(-v "$VOICE")
 command -v espeak-ng >/dev/null || { echo "make_corpus: espeak-ng is missing; run scripts/setup.sh" >&2; exit 1; }
 [ -f "$transcripts" ] || { echo "make_corpus: no transcripts file '$transcripts'" >&2; exit 1; }
 
@@ -27,7 +30,7 @@ made=0
 while IFS='|' read -r id text; do
   [ -n "$id" ] || continue
   [ "${#text}" -le "$max_chars" ] || continue
-  espeak-ng -s 170 -w "$out/wavs/$id.wav" -- "$text"
+  espeak-ng ${voice[@]+"${voice[@]}"} -s 170 -w "$out/wavs/$id.wav" -- "$text"
   printf '%s|%s|%s\n' "$id" "$text" "$text" >>"$metadata"
   made=$((made + 1))
   [ "$made" -lt "$count" ] || break

@@ -20,6 +20,7 @@ packages=(
   fonts-dejavu-core       # the plots' font
   chromium                # headless, the report's tests render it in a real browser
   espeak-ng               # generates the small speech corpus of tests and the quickstart
+  libespeak-ng-dev        # phonemes in process (text.frontend: phonemes)
   clang-format
   shellcheck              # CI checks the shell scripts
   clang libclang-rt-dev   # libFuzzer and the sanitizers of the fuzz harnesses (scripts/fuzz.sh)

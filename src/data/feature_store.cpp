@@ -14,6 +14,7 @@
 #include "tts/core/fs.h"
 #include "tts/core/logging.h"
 #include "tts/formats/npy.h"
+#include "tts/text/phonemizer.h"
 
 namespace tts::data {
 namespace {
@@ -144,6 +145,9 @@ StoreSettings read_store_settings(const std::string& dir) {
             path);
   StoreSettings settings;
   if (root["tts_train_version"]) settings.version = root["tts_train_version"].as<std::string>();
+  if (root["phonemizer"] && root["phonemizer"].IsScalar()) {
+    settings.phonemizer = root["phonemizer"].Scalar();
+  }
   YAML::Node sections;
   sections["audio"] = root["audio"];
   sections["text"] = root["text"];
@@ -205,6 +209,10 @@ std::vector<std::string> settings_mismatches(const config::Config& store,
         "model.predict_linear=true: re-run tts-train preprocess with audio.linear: true, or set "
         "model.predict_linear: false",
         store_dir));
+  }
+  m.compare("text.frontend", store.text.frontend, config.text.frontend);
+  if (config.text.frontend == config::Frontend::kPhonemes) {
+    m.compare("text.language", store.text.language, config.text.language);
   }
   m.compare("text.symbol_set", store.text.symbol_set, config.text.symbol_set);
   m.compare("text.cleaners", store.text.cleaners, config.text.cleaners);
@@ -318,6 +326,17 @@ FeatureStore FeatureStore::open(const std::string& dir, const config::Config& co
     throw UsageError(fmt::format("{}/features.yaml does not match the config ({} setting{}):\n  {}",
                                  store.dir_, mismatches.size(), mismatches.size() == 1 ? "" : "s",
                                  fmt::join(mismatches, "\n  ")));
+  }
+  // Phonemes made by another espeak-ng would not be the ones synthesize makes from text.
+  if (config.text.frontend == config::Frontend::kPhonemes) {
+    const std::string running = text::Phonemizer::version();
+    TTS_USAGE_CHECK(settings.phonemizer == running,
+                    "{}/features.yaml: its phonemes were made by {}, this tts-train reads text "
+                    "with {}: re-run tts-train preprocess so that training and synthesis read "
+                    "text alike",
+                    store.dir_,
+                    settings.phonemizer.empty() ? "(no phonemizer recorded)" : settings.phonemizer,
+                    running);
   }
   store.train_ = read_utterance_list(store.dir_, "train.tsv");
   store.val_ = read_utterance_list(store.dir_, "val.tsv");

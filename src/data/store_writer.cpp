@@ -12,6 +12,7 @@
 #include "tts/core/fs.h"
 #include "tts/core/logging.h"
 #include "tts/formats/npy.h"
+#include "tts/text/phonemizer.h"
 
 namespace tts::data {
 namespace fs = std::filesystem;
@@ -93,11 +94,15 @@ std::string format_errors_tsv(const std::vector<StoreError>& errors) {
 }
 
 std::string format_features_yaml(const config::Config& config, const StoreCounts& counts) {
+  // The phonemizer's version: other versions read some words otherwise.
+  const std::string phonemizer = config.text.frontend == config::Frontend::kPhonemes
+                                     ? fmt::format("phonemizer: {}\n", text::Phonemizer::version())
+                                     : "";
   return fmt::format(
-      "tts_train_version: {}\n{}counts: {{kept: {}, skipped: {}, frames: {}, hours: "
+      "tts_train_version: {}\n{}{}counts: {{kept: {}, skipped: {}, frames: {}, hours: "
       "{:.6f}}}\nresampled_files: {}\n",
-      TTS_VERSION, config::dump_sections(config, {"audio", "text"}), counts.kept, counts.skipped,
-      counts.frames, counts.hours, counts.resampled_files);
+      TTS_VERSION, phonemizer, config::dump_sections(config, {"audio", "text"}), counts.kept,
+      counts.skipped, counts.frames, counts.hours, counts.resampled_files);
 }
 
 StoreWriter::StoreWriter(std::string dir, bool with_linear)

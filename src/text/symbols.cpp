@@ -39,6 +39,31 @@ std::vector<std::string> make_table(std::vector<std::string> table,
   return table;
 }
 
+// IPA as espeak-ng writes it, one symbol per code point (a combining mark or modifier is its own
+// symbol): the ASCII letters the IPA uses, then the IPA letters, then suprasegmentals and
+// diacritics. One fixed inventory for every language, so that a warm start from one language
+// to another keeps every phoneme both read (checkpoint/warm_start.h).
+constexpr char kIpaAscii[] = "abcdefghijklmnopqrstuvwxyz";
+const char* const kIpaLetters[] = {
+    "æ", "ɐ", "ɑ", "ɒ", "ɓ", "ʙ", "β", "ɔ", "ɕ", "ç", "ɗ", "ɖ", "ð", "ə", "ɘ", "ɚ", "ɛ", "ɜ",
+    "ɝ", "ɞ", "ɟ", "ʄ", "ɡ", "ɠ", "ɢ", "ʛ", "ɦ", "ɧ", "ħ", "ɥ", "ʜ", "ɨ", "ɪ", "ʝ", "ɭ", "ɬ",
+    "ɫ", "ɮ", "ʟ", "ɱ", "ɯ", "ɰ", "ŋ", "ɳ", "ɲ", "ɴ", "ø", "ɵ", "ɸ", "θ", "œ", "ɶ", "ʘ", "ɹ",
+    "ɺ", "ɾ", "ɻ", "ʀ", "ʁ", "ɽ", "ʂ", "ʃ", "ʈ", "ʉ", "ʊ", "ʋ", "ⱱ", "ʌ", "ɣ", "ɤ", "ʍ", "χ",
+    "ʎ", "ʏ", "ʑ", "ʐ", "ʒ", "ʔ", "ʡ", "ʕ", "ʢ", "ǀ", "ǁ", "ǂ", "ǃ", "ᵻ", "ᵿ"};
+const char* const kIpaMarks[] = {"ˈ",      "ˌ",      "ː",      "ˑ",      "ʰ",      "ʲ",
+                                 "ʷ",      "ˠ",      "ˤ",      "ⁿ",      "ˡ",      "˞",
+                                 "\u0303", "\u0329", "\u032F", "\u031E", "\u031D", "\u0361",
+                                 "\u032A", "\u0325", "\u0306", "\u0330", "\u0324", "˥",
+                                 "˦",      "˧",      "˨",      "˩"};
+
+std::vector<std::string> make_ipa_table() {
+  std::vector<std::string> table =
+      make_table({kPadSymbol, kEosSymbol}, {kPunctuation, kIpaAscii}, false);
+  for (const char* symbol : kIpaLetters) table.emplace_back(symbol);
+  for (const char* symbol : kIpaMarks) table.emplace_back(symbol);
+  return table;
+}
+
 }  // namespace
 
 const std::vector<std::string>& symbol_table(SymbolSet symbol_set) {
@@ -48,7 +73,10 @@ const std::vector<std::string>& symbol_table(SymbolSet symbol_set) {
       make_table({kPadSymbol, kEosSymbol}, {kPunctuation, kLetters}, true);
   static const std::vector<std::string> nvidia =
       make_table({kPadSymbol}, {kNvidiaSpecial, kNvidiaPunctuation, kLetters}, true);
+  static const std::vector<std::string> ipa = make_ipa_table();
   switch (symbol_set) {
+    case SymbolSet::kIpa:
+      return ipa;
     case SymbolSet::kEnglish:
       return english;
     case SymbolSet::kEnglishArpabet:

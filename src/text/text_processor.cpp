@@ -10,6 +10,7 @@
 #include "tts/core/error.h"
 #include "tts/core/logging.h"
 #include "tts/text/cleaners.h"
+#include "tts/text/phonemizer.h"
 
 namespace tts::text {
 namespace {
@@ -64,6 +65,8 @@ struct TextProcessor::State {
   const std::vector<std::string>* symbols = nullptr;
   std::array<int64_t, 128> ascii_ids{};                  // -1: not in the set
   std::unordered_map<std::string, int64_t> phoneme_ids;  // "AH0" -> id
+  std::unordered_map<std::string, int64_t> utf8_ids;     // one non-ASCII code point -> id
+  std::unique_ptr<Phonemizer> phonemizer;                // frontend: phonemes
   bool arpabet = false;
   int64_t eos_id = -1;  // -1: the set has none (nvidia)
 
@@ -100,6 +103,9 @@ TextProcessor::TextProcessor(const config::TextOptions& options)
                   "config: text.cleaners = []: name at least one cleaner, e.g. [english_cleaners]");
   for (const auto& name : options.cleaners) state_->cleaners.push_back(find_cleaner(name));
   state_->symbols = &symbol_table(options.symbol_set);
+  if (options.frontend == config::Frontend::kPhonemes) {
+    state_->phonemizer = std::make_unique<Phonemizer>(options.language);
+  }
   state_->eos_id = has_eos(options.symbol_set) ? 1 : -1;
   state_->ascii_ids.fill(-1);
   // Padding and the end-of-sentence mark never come from text.
@@ -107,6 +113,8 @@ TextProcessor::TextProcessor(const config::TextOptions& options)
     const std::string& symbol = (*state_->symbols)[id];
     if (symbol.size() == 1) {
       state_->ascii_ids[static_cast<unsigned char>(symbol[0])] = static_cast<int64_t>(id);
+    } else if (symbol[0] != '@') {
+      state_->utf8_ids[symbol] = static_cast<int64_t>(id);
     } else {
       state_->phoneme_ids[symbol.substr(1)] = static_cast<int64_t>(id);
       state_->arpabet = true;
@@ -117,6 +125,7 @@ TextProcessor::TextProcessor(const config::TextOptions& options)
 TextProcessor::~TextProcessor() = default;
 
 std::string TextProcessor::clean(const std::string& raw) const {
+  if (state_->phonemizer) return state_->phonemizer->phonemize(state_->run_cleaners(raw));
   if (!state_->arpabet) return state_->run_cleaners(raw);
   // Text outside "{...}" is cleaned; phoneme groups keep their spelling, uppercased.
   std::string out;
@@ -188,6 +197,14 @@ std::vector<int64_t> TextProcessor::to_ids(const std::string& cleaned) const {
       continue;
     }
     size_t length = std::min(sequence_length(lead), cleaned.size() - i);
+    if (lead >= 0x80) {
+      auto found = state_->utf8_ids.find(cleaned.substr(i, length));
+      if (found != state_->utf8_ids.end()) {
+        ids.push_back(found->second);
+        i += length;
+        continue;
+      }
+    }
     state_->unknown(cleaned.substr(i, length), cleaned);
     i += length;
   }
@@ -206,7 +223,7 @@ std::string TextProcessor::to_text(const std::vector<int64_t>& ids) const {
               id, state_->options.symbol_set, num_symbols() - 1);
     if (id == pad_id() || id == eos_id()) continue;
     const std::string& symbol = symbols[static_cast<size_t>(id)];
-    bool phoneme = symbol.size() > 1;
+    bool phoneme = symbol.size() > 1 && symbol[0] == '@';  // ARPAbet
     if (phoneme) {
       text += in_phonemes ? " " : "{";
       text += symbol.substr(1);

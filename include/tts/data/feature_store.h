@@ -59,7 +59,8 @@ class FeatureStore {
 // missing or malformed.
 struct StoreSettings {
   std::string version;
-  config::Config config;  // audio and text as recorded; other sections default
+  std::string phonemizer;  // "espeak-ng 1.51" for a store of phonemes; "" otherwise
+  config::Config config;   // audio and text as recorded; other sections default
 };
 StoreSettings read_store_settings(const std::string& dir);
 

@@ -23,7 +23,9 @@ class TextProcessor {
   TextProcessor& operator=(const TextProcessor&) = delete;
 
   // Applies the cleaner chain. With a set that has ARPAbet, "{...}" phoneme groups pass through
-  // uncleaned.
+  // uncleaned. With text.frontend: phonemes, returns espeak-ng's IPA of the cleaned text
+  // (text/phonemizer.h): what a store holds and the model reads. Throws tts::Error when nothing
+  // speakable is left.
   std::string clean(const std::string& raw) const;
 
   // Ids of the cleaned text, ending with eos_id() when the set has one. A character outside the
