@@ -2,6 +2,7 @@
 #include <fmt/ranges.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -18,8 +19,8 @@ namespace {
 using Value = std::shared_ptr<PickleValue>;
 
 // A state dict nests 3 to 5 levels (dict of dicts of tensors; our checkpoints add lists of
-// names). Consumers walk values recursively and shared_ptr destruction recurses too, so a file
-// of 100,000 nested lists would overflow the stack: deeper nesting is refused.
+// names). Consumers walk values recursively (a file of 100,000 nested lists would overflow the
+// stack), so every container built, however reached, may be at most this high.
 constexpr size_t kMaxNesting = 100;
 // torch tensors have at most 64 dimensions in practice (numpy's limit; ours are 1- to 3-D).
 constexpr size_t kMaxTensorDimensions = 64;
@@ -177,49 +178,76 @@ class ZipDirectory {
   std::unordered_map<std::string, uint64_t> sizes_;
 };
 
-// Checks that `root` holds no cycle (a list that contains itself through the memo) and nests at
-// most kMaxNesting containers deep, without recursion: this is what makes the value safe to walk
-// and to destroy. Shared containers (the memo's other use) are visited once.
-void check_nesting(const PickleValue& root, const std::string& file) {
-  enum class State { Open, Done };
-  std::unordered_map<const PickleValue*, State> seen;
+// Checks that no value built holds a cycle (a list that contains itself through the memo or DUP)
+// and that none nests more than kMaxNesting containers deep, by the height of each (the longest
+// chain of containers below it, shared containers included: a chain of shared nodes, each met
+// first at a shallow depth, still counts its full height). Every container is checked, the ones
+// reachable only through the memo or left on the stack too. No recursion: a work list of frames.
+class NestingCheck {
+ public:
+  explicit NestingCheck(const std::string& file) : file_(file) {}
+
+  void check(const PickleValue& top) {
+    if (height_.count(&top) != 0) return;
+    std::vector<Frame> path{{&top, 0, 0}};
+    height_[&top] = kOpen;
+    while (!path.empty()) {
+      Frame& frame = path.back();
+      if (frame.child == children(*frame.value)) {
+        const size_t height = finish(frame);
+        path.pop_back();
+        if (!path.empty()) lift(path.back(), height);
+        continue;
+      }
+      const PickleValue* child = child_at(*frame.value, frame.child++);
+      if (child == nullptr || children(*child) == 0) continue;
+      auto [it, inserted] = height_.emplace(child, kOpen);
+      if (!inserted) {
+        TTS_CHECK(it->second != kOpen,
+                  "{}: data.pkl holds a {} that contains itself (a cycle through the pickle "
+                  "memo); torch.save never writes one for a state dict",
+                  file_, child->kind_name());
+        lift(frame, it->second);
+        continue;
+      }
+      require_height(path.size() + 1);  // the path alone is this high: stop early
+      path.push_back({child, 0, 0});
+    }
+  }
+
+ private:
+  static constexpr size_t kOpen = 0;  // being walked; a finished container has height >= 1
   struct Frame {
     const PickleValue* value;
     size_t child;
+    size_t below;  // the greatest height among the children walked so far
   };
-  auto children = [](const PickleValue& v) { return v.items.size() + 2 * v.entries.size(); };
-  auto child_at = [](const PickleValue& v, size_t i) -> const PickleValue* {
+  static size_t children(const PickleValue& v) { return v.items.size() + 2 * v.entries.size(); }
+  static const PickleValue* child_at(const PickleValue& v, size_t i) {
     if (i < v.items.size()) return v.items[i].get();
     i -= v.items.size();
     const auto& entry = v.entries[i / 2];
     return (i % 2 == 0 ? entry.first : entry.second).get();
-  };
-  std::vector<Frame> path{{&root, 0}};
-  seen[&root] = State::Open;
-  while (!path.empty()) {
-    Frame& frame = path.back();
-    if (frame.child == children(*frame.value)) {
-      seen[frame.value] = State::Done;
-      path.pop_back();
-      continue;
-    }
-    const PickleValue* child = child_at(*frame.value, frame.child++);
-    if (child == nullptr || children(*child) == 0) continue;
-    auto [it, inserted] = seen.emplace(child, State::Open);
-    if (!inserted) {
-      TTS_CHECK(it->second == State::Done,
-                "{}: data.pkl holds a {} that contains itself (a cycle through the pickle memo); "
-                "torch.save never writes one for a state dict",
-                file, child->kind_name());
-      continue;  // shared, already checked (its depth below this point included)
-    }
-    TTS_CHECK(path.size() < kMaxNesting,
+  }
+  static void lift(Frame& frame, size_t child_height) {
+    frame.below = std::max(frame.below, child_height);
+  }
+  size_t finish(const Frame& frame) {
+    const size_t height = frame.below + 1;
+    require_height(height);
+    height_[frame.value] = height;
+    return height;
+  }
+  void require_height(size_t height) const {
+    TTS_CHECK(height <= kMaxNesting,
               "{}: data.pkl nests containers more than {} deep; a state dict nests 3 to 5, so the "
               "file is damaged or was not written for model weights",
-              file, kMaxNesting);
-    path.push_back({child, 0});
+              file_, kMaxNesting);
   }
-}
+
+  const std::string& file_;
+  std::unordered_map<const PickleValue*, size_t> height_;
+};
 
 class Unpickler {
  public:
@@ -232,9 +260,8 @@ class Unpickler {
   }
   Unpickler(const Unpickler&) = delete;
   Unpickler& operator=(const Unpickler&) = delete;
-  // Whatever was built (a cyclic or deeply nested value included) is taken apart one container at
-  // a time: its children are released before it, so neither a cycle leaks nor does destruction
-  // recurse.
+  // Whatever was built before a refusal (a cyclic value included) is taken apart one container at
+  // a time, so no cycle leaks.
   ~Unpickler() {
     stack_.clear();
     memo_.clear();
@@ -253,8 +280,9 @@ class Unpickler {
     TTS_CHECK(stack_.size() == 1, "{}: data.pkl ends with {} values on the stack, expected 1",
               file_, stack_.size());
     Value root = stack_.back();
-    check_nesting(*root, file_);
-    containers_.clear();  // the value is sound: the caller owns it now
+    NestingCheck nesting(file_);
+    for (const Value& container : containers_) nesting.check(*container);
+    containers_.clear();  // every value is sound (acyclic, shallow): the caller owns the root now
     return root;
   }
 
@@ -665,6 +693,26 @@ class Unpickler {
 };
 
 }  // namespace
+
+PickleValue::~PickleValue() {
+  std::vector<std::shared_ptr<PickleValue>> pending;
+  auto take_children = [&pending](PickleValue& value) {
+    for (auto& item : value.items) pending.push_back(std::move(item));
+    for (auto& [key, entry] : value.entries) {
+      pending.push_back(std::move(key));
+      pending.push_back(std::move(entry));
+    }
+    value.items.clear();
+    value.entries.clear();
+  };
+  take_children(*this);
+  while (!pending.empty()) {
+    std::shared_ptr<PickleValue> value = std::move(pending.back());
+    pending.pop_back();
+    // The last owner: its children move here first, so freeing it frees nothing below it.
+    if (value != nullptr && value.use_count() == 1) take_children(*value);
+  }
+}
 
 const PickleValue* PickleValue::find(const std::string& key) const {
   if (kind != Kind::Dict) return nullptr;

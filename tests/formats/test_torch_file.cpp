@@ -49,6 +49,12 @@ std::string refusal(const std::string& body) {
   return "";
 }
 
+std::string u32(uint32_t v) {
+  std::string s;
+  for (int i = 0; i < 4; ++i) s.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  return s;
+}
+
 std::string ints(std::initializer_list<int64_t> values) {
   std::string out;
   for (int64_t v : values) out += pickle_int(v);
@@ -108,14 +114,46 @@ TEST(TorchPickle, NestingAndMemoCyclesAreBounded) {
   // A chain built one append at a time through the memo: each step adds one level below a list
   // already inside another, which only a walk of the finished value sees.
   std::string chain = "]r" + std::string(4, '\0');
-  auto u32 = [](uint32_t v) {
-    std::string s;
-    for (int i = 0; i < 4; ++i) s.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-    return s;
-  };
   for (uint32_t i = 1; i <= 1000; ++i) chain += "j" + u32(i - 1) + "]r" + u32(i) + "a0";
   EXPECT_NE(refusal(chain).find("more than 100 deep"), std::string::npos);
   EXPECT_NE(refusal(std::string("]q\0h\0a", 6)).find("contains itself"), std::string::npos);
+}
+
+// Routes to depth that a walk of the root alone does not see: a deep value kept only in the memo
+// (freed when the reader is done), and a chain of shared lists that are each first met at depth 2.
+TEST(TorchPickle, DepthIsBoundedOnEveryRoute) {
+  std::string memo_only = std::string(100000, ']') + std::string(99999, 'a') + "r" + u32(0) + "0N";
+  EXPECT_NE(refusal(memo_only).find("more than 100 deep"), std::string::npos);
+  // root = [L0, L1, ..., Ln] with L(i) = [L(i-1)]: L(n) nests n deep, yet every list sits at
+  // depth 2 of the root.
+  std::string shared = "]]r" + u32(0) + "a";
+  for (uint32_t i = 1; i < 500000; ++i) shared += "]r" + u32(i) + "j" + u32(i - 1) + "aa";
+  EXPECT_NE(refusal(shared).find("more than 100 deep"), std::string::npos);
+}
+
+// Freeing a value never recurses, however deep and however shared its nodes are.
+TEST(TorchPickle, ValuesAreFreedWithoutRecursion) {
+  auto leaf = std::make_shared<PickleValue>();
+  {
+    auto list = [] {
+      auto v = std::make_shared<PickleValue>();
+      v->kind = PickleValue::Kind::List;
+      return v;
+    };
+    PickleValue root;
+    root.kind = PickleValue::Kind::List;
+    std::shared_ptr<PickleValue> chain = list();
+    chain->items.push_back(leaf);
+    for (int i = 0; i < 500000; ++i) {
+      auto next = list();
+      next->items.push_back(chain);
+      if (i % 1000 == 0) root.items.push_back(next);  // shared: held by the root and the chain
+      chain = std::move(next);
+    }
+    root.items.push_back(std::move(chain));
+    EXPECT_EQ(leaf.use_count(), 2);
+  }
+  EXPECT_EQ(leaf.use_count(), 1);
 }
 
 TEST(TorchPickle, StackMisuseAndBadLengthsAreErrors) {
