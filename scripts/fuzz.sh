@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs the libFuzzer harnesses of tests/fuzz/ (docs/security.md: what each reads).
 #   scripts/fuzz.sh NAME SECONDS   fuzz one harness for SECONDS; NAME: npy, torch_file,
-#                                  torch_pickle, audio, config, metadata
+#                                  torch_pickle, audio, config, metadata, nvidia_keys
 #   scripts/fuzz.sh --ci [SECONDS] CI stage: build every harness, replay the regression inputs
 #                                  (tests/fuzz/regressions/NAME/ and the hostile files of
 #                                  tests/data/untrusted/), then fuzz each from its seeds with a
@@ -14,7 +14,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build_dir="${FUZZ_BUILD_DIR:-$root/build-fuzz}"
-names=(npy torch_file torch_pickle audio config metadata)
+names=(npy torch_file torch_pickle audio config metadata nvidia_keys)
 # Per input: libFuzzer reports a slower or larger run as a finding (a hang, an allocation no input
 # of this size justifies).
 limits=(-rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20)
@@ -66,6 +66,16 @@ PY
       cp "$root"/configs/*.yaml "$dir/" ;;
     metadata)
       cp "$data/ljspeech_sample_transcripts.txt" "$dir/metadata.csv" ;;
+    nvidia_keys)
+      # The parameter names of NVIDIA's tiny checkpoint, one per line.
+      python3 - "$data/nvidia_tacotron2_tiny/checkpoint.pt" "$dir/names.txt" <<'PY' 2>/dev/null || true
+import re, sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as z:
+    pickle = z.read(next(n for n in z.namelist() if n.endswith("data.pkl")))
+names = sorted(set(re.findall(rb"[a-z_]+(?:\.[a-z0-9_]+)+", pickle)))
+open(sys.argv[2], "wb").write(b"\n".join(names))
+PY
+      ;;
   esac
   echo "$dir"
 }
@@ -98,7 +108,7 @@ ci_runs() {
     npy) echo 300000 ;;
     torch_file | torch_pickle | audio) echo 3000 ;;
     config) echo 10000 ;;
-    metadata) echo 50000 ;;
+    metadata | nvidia_keys) echo 50000 ;;
   esac
 }
 
