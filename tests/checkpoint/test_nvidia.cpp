@@ -231,6 +231,10 @@ TEST(NvidiaKeys, LayerCountsReadTheIndexBeforeADot) {
   EXPECT_NO_THROW(check_state_dict_key(std::string(kMaxStateDictKeyBytes, 'k'), "f.pt"));
   EXPECT_THROW(check_state_dict_key(std::string(kMaxStateDictKeyBytes + 1, 'k'), "f.pt"),
                tts::Error);
+  for (const char* bad : {"", "a..b", "a.", "a b.c", "a.10000.b", "a/../b"}) {
+    EXPECT_THROW(check_state_dict_key(bad, "f.pt"), tts::Error) << bad;
+  }
+  EXPECT_NO_THROW(check_state_dict_key("module.encoder.convolutions.9999.0.conv.weight", "f.pt"));
 }
 
 TEST(NvidiaImport, LegacyFormatIsRefusedWithTheResaveCommand) {

@@ -16,7 +16,8 @@ inline constexpr size_t kMaxStateDictKeyBytes = 1024;
 // NVIDIA's model has 3 encoder and 5 postnet convolutions; a layer index past this is no layer.
 inline constexpr int64_t kMaxLayerIndex = 9999;
 
-// Throws tts::Error naming `file` when `key` is longer than kMaxStateDictKeyBytes.
+// Throws tts::Error naming `file` unless `key` is a parameter name: at most kMaxStateDictKeyBytes,
+// dot-separated words of letters, digits and _, any all-digit word at most kMaxLayerIndex.
 void check_state_dict_key(const std::string& key, const std::string& file);
 
 // The highest layer index + 1 among the names "<prefix><index>.<rest>" of `names` (0 when none
