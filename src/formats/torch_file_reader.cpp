@@ -12,6 +12,7 @@
 #include "tts/core/checked.h"
 #include "tts/core/error.h"
 #include "tts/formats/torch_file.h"
+#include "zip_directory.h"
 
 namespace tts::formats {
 namespace {
@@ -63,120 +64,6 @@ std::vector<int64_t> int_tuple(const PickleValue& value, const std::string& file
   }
   return out;
 }
-
-// The uncompressed size of every record of the zip archive at `path`, by record name without the
-// archive's top folder ("data.pkl", "data/0"), read from the central directory (zip64 included).
-// caffe2's reader allocates a record's claimed size before reading it, so a 600-byte file whose
-// directory claims a 1 GB record would allocate 1 GB: sizes are checked against the file first.
-class ZipDirectory {
- public:
-  explicit ZipDirectory(const std::string& path) : path_(path) {
-    std::ifstream in(path, std::ios::binary | std::ios::ate);
-    file_size_ = static_cast<uint64_t>(in.tellg());
-    // The end-of-central-directory record: 22 bytes plus a comment of at most 65535.
-    const uint64_t tail_size = std::min<uint64_t>(file_size_, 22 + 65535);
-    std::string tail = read(in, file_size_ - tail_size, tail_size);
-    size_t eocd = std::string::npos;
-    for (size_t i = tail.size() >= 22 ? tail.size() - 22 + 1 : 0; i-- > 0;) {
-      if (u32(tail, i) == 0x06054b50) {
-        eocd = i;
-        break;
-      }
-    }
-    TTS_CHECK(eocd != std::string::npos, "no zip end-of-central-directory record");
-    uint64_t entries = u16(tail, eocd + 10);
-    uint64_t directory_size = u32(tail, eocd + 12);
-    uint64_t directory_offset = u32(tail, eocd + 16);
-    if (entries == 0xffff || directory_size == 0xffffffff || directory_offset == 0xffffffff) {
-      // zip64: a locator 20 bytes before points to the zip64 end-of-central-directory record.
-      const uint64_t eocd_at = file_size_ - tail_size + eocd;
-      TTS_CHECK(eocd_at >= 20, "a zip64 archive without its locator");
-      std::string locator = read(in, eocd_at - 20, 20);
-      TTS_CHECK(u32(locator, 0) == 0x07064b50, "a zip64 archive without its locator");
-      std::string record = read(in, u64(locator, 8), 56);
-      TTS_CHECK(u32(record, 0) == 0x06064b50, "a damaged zip64 end-of-central-directory record");
-      entries = u64(record, 32);
-      directory_size = u64(record, 40);
-      directory_offset = u64(record, 48);
-    }
-    TTS_CHECK(directory_size <= file_size_ && directory_offset <= file_size_ - directory_size &&
-                  entries <= directory_size / 46,
-              "the zip directory claims {} entries in {} bytes at {}, past the file's {} bytes",
-              entries, directory_size, directory_offset, file_size_);
-    std::string directory = read(in, directory_offset, directory_size);
-    size_t at = 0;
-    for (uint64_t e = 0; e < entries; ++e) {
-      TTS_CHECK(at + 46 <= directory.size() && u32(directory, at) == 0x02014b50,
-                "a damaged zip central directory (entry {})", e);
-      uint64_t uncompressed = u32(directory, at + 24);
-      const size_t name_length = u16(directory, at + 28);
-      const size_t extra_length = u16(directory, at + 30);
-      const size_t comment_length = u16(directory, at + 32);
-      const size_t end = at + 46 + name_length + extra_length + comment_length;
-      TTS_CHECK(end <= directory.size(), "a damaged zip central directory (entry {})", e);
-      std::string name = directory.substr(at + 46, name_length);
-      if (uncompressed == 0xffffffff) {  // the real size is in the zip64 extra field
-        bool found = false;
-        for (size_t x = at + 46 + name_length; x + 4 <= at + 46 + name_length + extra_length;) {
-          const size_t id = u16(directory, x), length = u16(directory, x + 2);
-          if (id == 0x0001 && length >= 8 && x + 4 + 8 <= directory.size()) {
-            uncompressed = u64(directory, x + 4);
-            found = true;
-            break;
-          }
-          x += 4 + length;
-        }
-        TTS_CHECK(found, "zip entry '{}' has no zip64 size", name);
-      }
-      auto slash = name.find('/');
-      sizes_[slash == std::string::npos ? name : name.substr(slash + 1)] = uncompressed;
-      at = end;
-    }
-  }
-
-  uint64_t file_size() const { return file_size_; }
-
-  // Throws unless record `name` exists and its size fits in the file (torch.save stores records
-  // uncompressed, so none is larger than the file that holds it).
-  // Every record at once: caffe2's reader fetches some (the version) while it opens the file.
-  void check_every_record(const std::string& file) const {
-    for (const auto& entry : sizes_) check(entry.first, file);
-  }
-
-  void check(const std::string& name, const std::string& file) const {
-    auto it = sizes_.find(name);
-    TTS_CHECK(it != sizes_.end(), "'{}' has no record '{}'; it is not a torch.save file", file,
-              name);
-    TTS_CHECK(it->second <= file_size_,
-              "'{}': its zip directory claims {} bytes for record '{}' in a file of {} bytes; the "
-              "file is damaged or made to exhaust memory",
-              file, it->second, name, file_size_);
-  }
-
- private:
-  std::string read(std::ifstream& in, uint64_t offset, uint64_t size) {
-    TTS_CHECK(offset <= file_size_ && size <= file_size_ - offset,
-              "a zip structure at byte {} reaches past the end of the file", offset);
-    std::string bytes(size, '\0');
-    in.seekg(static_cast<std::streamoff>(offset));
-    in.read(bytes.data(), static_cast<std::streamsize>(size));
-    TTS_CHECK(static_cast<uint64_t>(in.gcount()) == size, "'{}' cannot be read", path_);
-    return bytes;
-  }
-  static uint64_t little(const std::string& b, size_t at, int n) {
-    TTS_CHECK(at + n <= b.size(), "a zip structure is cut short");
-    uint64_t v = 0;
-    for (int i = n; i-- > 0;) v = (v << 8) | static_cast<unsigned char>(b[at + i]);
-    return v;
-  }
-  static uint64_t u16(const std::string& b, size_t at) { return little(b, at, 2); }
-  static uint64_t u32(const std::string& b, size_t at) { return little(b, at, 4); }
-  static uint64_t u64(const std::string& b, size_t at) { return little(b, at, 8); }
-
-  std::string path_;
-  uint64_t file_size_ = 0;
-  std::unordered_map<std::string, uint64_t> sizes_;
-};
 
 // Checks that no value built holds a cycle (a list that contains itself through the memo or DUP)
 // and that none nests more than kMaxNesting containers deep, by the height of each (the longest
@@ -751,7 +638,6 @@ PickleValue read_torch_file(const std::string& path) {
       throw Error(fmt::format("'{}' is not a readable torch.save file: {}", path, e.what()));
     }
   }();
-  directory.check_every_record(path);
   try {
     caffe2::serialize::PyTorchStreamReader reader(path);
     if (reader.hasRecord("byteorder")) {

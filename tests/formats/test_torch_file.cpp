@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../support/pickle_zip.h"
+#include "../support/zip_builder.h"
 #include "tts/core/error.h"
 #include "tts/formats/torch_file.h"
 
@@ -190,4 +191,71 @@ TEST(TorchPickle, CopiesOfOneStorageAreBoundedByTheFileSize) {
          pickle_tensor(numel, 0, ints({numel}), ints({1})) + "l";
   path = write_pickle("two_copies", list, std::string(numel * sizeof(float), '\0'));
   EXPECT_EQ(tts::formats::read_torch_file(path).items.size(), 2u);
+}
+
+namespace {
+
+// The tts::Error of reading the archive `entries` laid out as `layout`; "(read)" when it reads.
+std::string zip_refusal(const std::string& name, const std::vector<tts::test::ZipEntry>& entries,
+                        const tts::test::ZipLayout& layout = {}) {
+  std::string path = std::string(TTS_TEST_TMP_DIR) + "/" + name + ".pt";
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      << tts::test::zip_archive(entries, layout);
+  try {
+    tts::formats::read_torch_file(path);
+  } catch (const tts::Error& e) {
+    std::string message = e.what();
+    EXPECT_NE(message.find("'" + path + "' is not a readable torch.save file"), std::string::npos)
+        << message;
+    return message;
+  }
+  return "(read)";
+}
+
+const tts::test::ZipEntry kPickle{"archive/data.pkl", "\x80\x02N."};
+const tts::test::ZipEntry kVersion{"archive/version", "3\n"};
+
+}  // namespace
+
+// The zip pre-check and libtorch's zip reader (miniz) must see one archive: what they could read
+// differently is refused before miniz opens the file.
+TEST(TorchZip, ASoundArchiveReadsWithAndWithoutZip64Records) {
+  std::filesystem::create_directories(TTS_TEST_TMP_DIR);
+  EXPECT_EQ(zip_refusal("sound", {kPickle, kVersion}), "(read)");
+  EXPECT_EQ(zip_refusal("sound32", {kPickle, kVersion}, {false}), "(read)");
+}
+
+TEST(TorchZip, DuplicateNamesAreRefused) {
+  tts::test::ZipEntry other{"archive/data.pkl", "\x80\x02]."};
+  EXPECT_NE(zip_refusal("duplicate", {kPickle, kVersion, other})
+                .find("two zip records are named "
+                      "'archive/data.pkl'"),
+            std::string::npos);
+  other.name = "elsewhere/data.pkl";  // the same record name below another top folder
+  EXPECT_NE(zip_refusal("duplicate2", {kPickle, kVersion, other}).find("two zip records"),
+            std::string::npos);
+}
+
+TEST(TorchZip, Zip64RecordsAreFollowedAsMinizDoesAndMustAgree) {
+  std::filesystem::create_directories(TTS_TEST_TMP_DIR);
+  EXPECT_NE(zip_refusal("zip64_count", {kPickle, kVersion}, {true, 3})
+                .find("disagree on the entry count (2 and 3)"),
+            std::string::npos);
+  EXPECT_NE(zip_refusal("zip64_elsewhere", {kPickle, kVersion}, {true, -1, 0})
+                .find("points at no zip64 end record"),
+            std::string::npos);
+}
+
+TEST(TorchZip, CompressedAndOverlappingRecordsAreRefused) {
+  tts::test::ZipEntry deflated = kPickle;
+  deflated.method = 8;
+  EXPECT_NE(zip_refusal("deflated", {deflated, kVersion}).find("is compressed (method 8"),
+            std::string::npos);
+  // Records sharing one local header: each fits in the file, together they do not.
+  tts::test::ZipEntry big{"archive/data/0", std::string(4096, 'x')};
+  std::vector<tts::test::ZipEntry> entries{kPickle, kVersion, big};
+  for (int i = 1; i <= 3; ++i)
+    entries.push_back({"archive/data/" + std::to_string(i), big.data, 0, 2});
+  EXPECT_NE(zip_refusal("overlapping", entries).find("for record 'archive/data/1'"),
+            std::string::npos);
 }
