@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds and runs the libFuzzer harnesses of tests/fuzz/ (docs/security.md: what each reads).
 #   scripts/fuzz.sh NAME SECONDS   fuzz one harness for SECONDS; NAME: npy, torch_file,
-#                                  torch_pickle, audio, config, metadata
+#                                  torch_pickle, audio, config, metadata, nvidia_keys,
+#                                  features_yaml
 #   scripts/fuzz.sh --ci [SECONDS] CI stage: build every harness, replay the regression inputs
 #                                  (tests/fuzz/regressions/NAME/ and the hostile files of
 #                                  tests/data/untrusted/), then fuzz each from its seeds with a
@@ -14,7 +15,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build_dir="${FUZZ_BUILD_DIR:-$root/build-fuzz}"
-names=(npy torch_file torch_pickle audio config metadata)
+names=(npy torch_file torch_pickle audio config metadata nvidia_keys features_yaml)
 # Per input: libFuzzer reports a slower or larger run as a finding (a hang, an allocation no input
 # of this size justifies).
 limits=(-rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20)
@@ -22,7 +23,7 @@ export LSAN_OPTIONS="suppressions=$root/tests/fuzz/lsan.supp${LSAN_OPTIONS:+:$LS
 export UBSAN_OPTIONS="print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 
 usage() {
-  sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -64,8 +65,21 @@ PY
       cp "$data"/audio/*.wav "$data"/untrusted/*.wav "$data"/untrusted/*.flac "$dir/" ;;
     config)
       cp "$root"/configs/*.yaml "$dir/" ;;
+    features_yaml)
+      # A config holds the audio: and text: sections a features.yaml records.
+      cp "$root"/configs/*.yaml "$data"/untrusted/*.yaml "$dir/" ;;
     metadata)
       cp "$data/ljspeech_sample_transcripts.txt" "$dir/metadata.csv" ;;
+    nvidia_keys)
+      # The parameter names of NVIDIA's tiny checkpoint, one per line.
+      python3 - "$data/nvidia_tacotron2_tiny/checkpoint.pt" "$dir/names.txt" <<'PY' 2>/dev/null || true
+import re, sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as z:
+    pickle = z.read(next(n for n in z.namelist() if n.endswith("data.pkl")))
+names = sorted(set(re.findall(rb"[a-z_]+(?:\.[a-z0-9_]+)+", pickle)))
+open(sys.argv[2], "wb").write(b"\n".join(names))
+PY
+      ;;
   esac
   echo "$dir"
 }
@@ -81,6 +95,7 @@ replay() {
     npy) files+=("$root"/tests/data/untrusted/*.npy) ;;
     torch_file) files+=("$root"/tests/data/untrusted/*.pt) ;;
     audio) files+=("$root"/tests/data/untrusted/*.wav "$root"/tests/data/untrusted/*.flac) ;;
+    features_yaml) files+=("$root"/tests/data/untrusted/*.yaml) ;;
   esac
   [ ${#files[@]} -gt 0 ] || return 0
   echo "fuzz: $name: replaying ${#files[@]} regression inputs"
@@ -97,8 +112,8 @@ ci_runs() {
   case "$1" in
     npy) echo 300000 ;;
     torch_file | torch_pickle | audio) echo 3000 ;;
-    config) echo 10000 ;;
-    metadata) echo 50000 ;;
+    config | features_yaml) echo 10000 ;;
+    metadata | nvidia_keys) echo 50000 ;;
   esac
 }
 

@@ -7,6 +7,7 @@
 #include <regex>
 #include <set>
 
+#include "tts/checkpoint/nvidia_keys.h"
 #include "tts/checkpoint/state_dict.h"
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
@@ -85,20 +86,6 @@ std::string shape_hint(const std::string& ours, const std::string& theirs,
   return "";
 }
 
-// "encoder.convolutions.4..." -> the highest layer index + 1 seen under `prefix`, for the
-// convolution-count hints.
-int64_t layer_count(const std::vector<std::string>& names, const std::string& prefix) {
-  int64_t count = 0;
-  std::regex layer(prefix + R"((\d+)\..*)");
-  std::smatch match;
-  for (const auto& name : names) {
-    if (std::regex_match(name, match, layer)) {
-      count = std::max<int64_t>(count, std::stoll(match[1]) + 1);
-    }
-  }
-  return count;
-}
-
 // The state dict inside what NVIDIA's train.py (or torch.save(model.state_dict())) wrote.
 std::map<std::string, torch::Tensor> nvidia_state_dict(const PickleValue& root,
                                                        const std::string& path) {
@@ -118,6 +105,7 @@ std::map<std::string, torch::Tensor> nvidia_state_dict(const PickleValue& root,
               "'{}': the state dict maps a {} to a {}; expected parameter names to tensors "
               "(is this NVIDIA's checkpoint?)",
               path, key->kind_name(), value->kind_name());
+    check_state_dict_key(key->text, path);
     prefixed = prefixed && key->text.rfind(kModulePrefix, 0) == 0;
   }
   std::map<std::string, torch::Tensor> tensors;
@@ -188,7 +176,7 @@ Checkpoint import_nvidia(const std::string& path, const config::Config& config) 
                                                   config.model.encoder_n_convolutions},
         {"postnet.convolutions.", "model.postnet_n_convolutions",
          config.model.postnet_n_convolutions}}) {
-    int64_t found = layer_count(file_names, prefix);
+    int64_t found = layer_count(file_names, prefix, path);
     if (found > 0 && found != configured) {
       layer_hints.push_back(fmt::format("{} is {} but the checkpoint has {} such layers: use {}",
                                         key, configured, found, found));

@@ -32,12 +32,51 @@ const char* type_name() {
   }
 }
 
+// What a message shows of a value from a file: a node can be a megabyte long, or nest thousands
+// deep through aliases (yaml-cpp's emitter recurses once per level), so its text is written by
+// hand, at most kShownLevels deep and cut after about kShownChars characters.
+constexpr int kShownLevels = 3;
+constexpr size_t kShownChars = 120;
+
+void show(const YAML::Node& node, int levels, std::string& out) {
+  if (out.size() > kShownChars) return;
+  if (node.IsScalar()) {
+    out += node.Scalar().substr(0, kShownChars);
+    return;
+  }
+  if (!node.IsSequence() && !node.IsMap()) {
+    out += "~";
+    return;
+  }
+  const bool map = node.IsMap();
+  if (levels == 0) {
+    out += map ? "{...}" : "[...]";
+    return;
+  }
+  out += map ? "{" : "[";
+  bool first = true;
+  for (const auto& item : node) {
+    if (!first) out += ", ";
+    first = false;
+    if (out.size() > kShownChars) break;
+    if (map) {
+      show(item.first, levels - 1, out);
+      out += ": ";
+      show(item.second, levels - 1, out);
+    } else {
+      show(item, levels - 1, out);
+    }
+  }
+  out += map ? "}" : "]";
+}
+
 std::string describe(const YAML::Node& node) {
   if (!node.IsDefined() || node.IsNull()) return "nothing (an empty value)";
-  if (node.IsScalar()) return fmt::format("'{}'", node.Scalar());
-  YAML::Emitter out;
-  out << YAML::Flow << node;
-  return fmt::format("{} '{}'", node.IsSequence() ? "a list" : "a mapping", out.c_str());
+  std::string text;
+  show(node, kShownLevels, text);
+  if (text.size() > kShownChars) text = text.substr(0, kShownChars) + "...";
+  if (node.IsScalar()) return fmt::format("'{}'", text);
+  return fmt::format("{} '{}'", node.IsSequence() ? "a list" : "a mapping", text);
 }
 
 template <class T>
@@ -333,41 +372,62 @@ std::string dump_selected(const Config& config, std::vector<std::string> skip_se
 
 }  // namespace
 
-Config parse_config(const std::string& yaml_text, const std::string& source,
-                    const std::vector<std::string>& overrides) {
-  Config config;
-  YAML::Node root;
+namespace {
+
+// Sets the fields of `root`'s sections: every section when `only` is empty (an unknown one is
+// refused), else only the sections it names (other top-level keys are not config).
+void apply_yaml(Config& config, const YAML::Node& root, const std::string& source,
+                const std::vector<std::string>& only) {
+  if (!root.IsDefined() || root.IsNull()) return;
+  if (!root.IsMap()) {
+    throw UsageError(
+        fmt::format("{}: expected a mapping of sections (audio:, text:, data:, model:, train:, "
+                    "distributed:, logging:), found {}",
+                    source, describe(root)));
+  }
+  for (const auto& section_entry : root) {
+    std::string section = section_entry.first.Scalar();
+    if (!only.empty() && std::find(only.begin(), only.end(), section) == only.end()) continue;
+    std::string section_where =
+        fmt::format("{} line {}", source, section_entry.first.Mark().line + 1);
+    const YAML::Node& body = section_entry.second;
+    require_known_section(section, section_where);
+    if (body.IsNull()) continue;  // an empty section keeps its defaults
+    if (!body.IsMap()) {
+      throw UsageError(fmt::format("{}: section '{}' must be a mapping of keys, found {}",
+                                   section_where, section, describe(body)));
+    }
+    for (const auto& entry : body) {
+      std::string where = fmt::format("{} line {}", source, entry.first.Mark().line + 1);
+      set_field(config, section, entry.first.Scalar(), entry.second, where);
+    }
+  }
+}
+
+YAML::Node load_yaml(const std::string& yaml_text, const std::string& source) {
   try {
-    root = YAML::Load(yaml_text);
-  } catch (const YAML::ParserException& e) {
+    return YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
     throw UsageError(fmt::format("{} line {}, column {}: not valid YAML: {}", source,
                                  e.mark.line + 1, e.mark.column + 1, e.msg));
   }
-  if (root.IsDefined() && !root.IsNull()) {
-    if (!root.IsMap()) {
-      throw UsageError(
-          fmt::format("{}: expected a mapping of sections (audio:, text:, data:, model:, train:, "
-                      "distributed:, logging:), found {}",
-                      source, describe(root)));
-    }
-    for (const auto& section_entry : root) {
-      std::string section = section_entry.first.Scalar();
-      std::string section_where =
-          fmt::format("{} line {}", source, section_entry.first.Mark().line + 1);
-      const YAML::Node& body = section_entry.second;
-      require_known_section(section, section_where);
-      if (body.IsNull()) continue;  // an empty section keeps its defaults
-      if (!body.IsMap()) {
-        throw UsageError(fmt::format("{}: section '{}' must be a mapping of keys, found {}",
-                                     section_where, section, describe(body)));
-      }
-      for (const auto& entry : body) {
-        std::string where = fmt::format("{} line {}", source, entry.first.Mark().line + 1);
-        set_field(config, section, entry.first.Scalar(), entry.second, where);
-      }
-    }
-  }
+}
+
+}  // namespace
+
+Config parse_config(const std::string& yaml_text, const std::string& source,
+                    const std::vector<std::string>& overrides) {
+  Config config;
+  apply_yaml(config, load_yaml(yaml_text, source), source, {});
   for (const auto& assignment : overrides) apply_override(config, assignment);
+  config.validate();
+  return config;
+}
+
+Config parse_config_sections(const std::string& yaml_text, const std::string& source,
+                             const std::vector<std::string>& sections) {
+  Config config;
+  apply_yaml(config, load_yaml(yaml_text, source), source, sections);
   config.validate();
   return config;
 }
@@ -400,7 +460,7 @@ void apply_override(Config& config, const std::string& assignment) {
   YAML::Node node;
   try {
     node = YAML::Load(value);
-  } catch (const YAML::ParserException& e) {
+  } catch (const YAML::Exception& e) {
     throw UsageError(fmt::format("{}: the value is not valid YAML: {}", where, e.msg));
   }
   set_field(config, section, key, node, where);

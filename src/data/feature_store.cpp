@@ -133,9 +133,10 @@ StoreSettings read_store_settings(const std::string& dir) {
             "{}: not found; is {} a feature store? Make one with `tts-train preprocess --config "
             "CFG --input CORPUS --output {}`",
             path, dir, dir);
+  const std::string text = read_file(path);
   YAML::Node root;
   try {
-    root = YAML::Load(read_file(path));
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw Error(fmt::format("{}: not valid YAML: {}", path, e.what()));
   }
@@ -144,17 +145,24 @@ StoreSettings read_store_settings(const std::string& dir) {
             "re-run preprocess",
             path);
   StoreSettings settings;
-  if (root["tts_train_version"]) settings.version = root["tts_train_version"].as<std::string>();
-  if (root["phonemizer"] && root["phonemizer"].IsScalar()) {
-    settings.phonemizer = root["phonemizer"].Scalar();
+  if (const YAML::Node version = root["tts_train_version"]) {
+    TTS_CHECK(version.IsScalar() && version.Scalar().size() <= 64,
+              "{} line {}: tts_train_version: expected a version string (written by tts-train "
+              "preprocess); re-run preprocess",
+              path, version.Mark().line + 1);
+    settings.version = version.Scalar();
   }
-  YAML::Node sections;
-  sections["audio"] = root["audio"];
-  sections["text"] = root["text"];
-  YAML::Emitter out;
-  out << sections;
+  if (const YAML::Node phonemizer = root["phonemizer"]) {
+    TTS_CHECK(phonemizer.IsScalar() && phonemizer.Scalar().size() <= 64,
+              "{} line {}: phonemizer: expected the phonemizer's name and version (written by "
+              "tts-train preprocess); re-run preprocess",
+              path, phonemizer.Mark().line + 1);
+    settings.phonemizer = phonemizer.Scalar();
+  }
+  // The sections are read from the text itself, never re-emitted: yaml-cpp's emitter recurses
+  // once per level, and aliases can nest a small file thousands of levels deep.
   try {
-    settings.config = config::parse_config(out.c_str(), path);
+    settings.config = config::parse_config_sections(text, path, {"audio", "text"});
   } catch (const UsageError& e) {
     throw Error(fmt::format(
         "{}: its audio/text settings do not load ({}); it was written by tts-train {}, this is "

@@ -2,6 +2,7 @@
 #include <fmt/ranges.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -11,6 +12,7 @@
 #include "tts/core/checked.h"
 #include "tts/core/error.h"
 #include "tts/formats/torch_file.h"
+#include "zip_directory.h"
 
 namespace tts::formats {
 namespace {
@@ -18,8 +20,8 @@ namespace {
 using Value = std::shared_ptr<PickleValue>;
 
 // A state dict nests 3 to 5 levels (dict of dicts of tensors; our checkpoints add lists of
-// names). Consumers walk values recursively and shared_ptr destruction recurses too, so a file
-// of 100,000 nested lists would overflow the stack: deeper nesting is refused.
+// names). Consumers walk values recursively (a file of 100,000 nested lists would overflow the
+// stack), so every container built, however reached, may be at most this high.
 constexpr size_t kMaxNesting = 100;
 // torch tensors have at most 64 dimensions in practice (numpy's limit; ours are 1- to 3-D).
 constexpr size_t kMaxTensorDimensions = 64;
@@ -63,163 +65,76 @@ std::vector<int64_t> int_tuple(const PickleValue& value, const std::string& file
   return out;
 }
 
-// The uncompressed size of every record of the zip archive at `path`, by record name without the
-// archive's top folder ("data.pkl", "data/0"), read from the central directory (zip64 included).
-// caffe2's reader allocates a record's claimed size before reading it, so a 600-byte file whose
-// directory claims a 1 GB record would allocate 1 GB: sizes are checked against the file first.
-class ZipDirectory {
+// Checks that no value built holds a cycle (a list that contains itself through the memo or DUP)
+// and that none nests more than kMaxNesting containers deep, by the height of each (the longest
+// chain of containers below it, shared containers included: a chain of shared nodes, each met
+// first at a shallow depth, still counts its full height). Every container is checked, the ones
+// reachable only through the memo or left on the stack too. No recursion: a work list of frames.
+class NestingCheck {
  public:
-  explicit ZipDirectory(const std::string& path) : path_(path) {
-    std::ifstream in(path, std::ios::binary | std::ios::ate);
-    file_size_ = static_cast<uint64_t>(in.tellg());
-    // The end-of-central-directory record: 22 bytes plus a comment of at most 65535.
-    const uint64_t tail_size = std::min<uint64_t>(file_size_, 22 + 65535);
-    std::string tail = read(in, file_size_ - tail_size, tail_size);
-    size_t eocd = std::string::npos;
-    for (size_t i = tail.size() >= 22 ? tail.size() - 22 + 1 : 0; i-- > 0;) {
-      if (u32(tail, i) == 0x06054b50) {
-        eocd = i;
-        break;
+  explicit NestingCheck(const std::string& file) : file_(file) {}
+
+  void check(const PickleValue& top) {
+    if (height_.count(&top) != 0) return;
+    std::vector<Frame> path{{&top, 0, 0}};
+    height_[&top] = kOpen;
+    while (!path.empty()) {
+      Frame& frame = path.back();
+      if (frame.child == children(*frame.value)) {
+        const size_t height = finish(frame);
+        path.pop_back();
+        if (!path.empty()) lift(path.back(), height);
+        continue;
       }
-    }
-    TTS_CHECK(eocd != std::string::npos, "no zip end-of-central-directory record");
-    uint64_t entries = u16(tail, eocd + 10);
-    uint64_t directory_size = u32(tail, eocd + 12);
-    uint64_t directory_offset = u32(tail, eocd + 16);
-    if (entries == 0xffff || directory_size == 0xffffffff || directory_offset == 0xffffffff) {
-      // zip64: a locator 20 bytes before points to the zip64 end-of-central-directory record.
-      const uint64_t eocd_at = file_size_ - tail_size + eocd;
-      TTS_CHECK(eocd_at >= 20, "a zip64 archive without its locator");
-      std::string locator = read(in, eocd_at - 20, 20);
-      TTS_CHECK(u32(locator, 0) == 0x07064b50, "a zip64 archive without its locator");
-      std::string record = read(in, u64(locator, 8), 56);
-      TTS_CHECK(u32(record, 0) == 0x06064b50, "a damaged zip64 end-of-central-directory record");
-      entries = u64(record, 32);
-      directory_size = u64(record, 40);
-      directory_offset = u64(record, 48);
-    }
-    TTS_CHECK(directory_size <= file_size_ && directory_offset <= file_size_ - directory_size &&
-                  entries <= directory_size / 46,
-              "the zip directory claims {} entries in {} bytes at {}, past the file's {} bytes",
-              entries, directory_size, directory_offset, file_size_);
-    std::string directory = read(in, directory_offset, directory_size);
-    size_t at = 0;
-    for (uint64_t e = 0; e < entries; ++e) {
-      TTS_CHECK(at + 46 <= directory.size() && u32(directory, at) == 0x02014b50,
-                "a damaged zip central directory (entry {})", e);
-      uint64_t uncompressed = u32(directory, at + 24);
-      const size_t name_length = u16(directory, at + 28);
-      const size_t extra_length = u16(directory, at + 30);
-      const size_t comment_length = u16(directory, at + 32);
-      const size_t end = at + 46 + name_length + extra_length + comment_length;
-      TTS_CHECK(end <= directory.size(), "a damaged zip central directory (entry {})", e);
-      std::string name = directory.substr(at + 46, name_length);
-      if (uncompressed == 0xffffffff) {  // the real size is in the zip64 extra field
-        bool found = false;
-        for (size_t x = at + 46 + name_length; x + 4 <= at + 46 + name_length + extra_length;) {
-          const size_t id = u16(directory, x), length = u16(directory, x + 2);
-          if (id == 0x0001 && length >= 8 && x + 4 + 8 <= directory.size()) {
-            uncompressed = u64(directory, x + 4);
-            found = true;
-            break;
-          }
-          x += 4 + length;
-        }
-        TTS_CHECK(found, "zip entry '{}' has no zip64 size", name);
+      const PickleValue* child = child_at(*frame.value, frame.child++);
+      if (child == nullptr || children(*child) == 0) continue;
+      auto [it, inserted] = height_.emplace(child, kOpen);
+      if (!inserted) {
+        TTS_CHECK(it->second != kOpen,
+                  "{}: data.pkl holds a {} that contains itself (a cycle through the pickle "
+                  "memo); torch.save never writes one for a state dict",
+                  file_, child->kind_name());
+        lift(frame, it->second);
+        continue;
       }
-      auto slash = name.find('/');
-      sizes_[slash == std::string::npos ? name : name.substr(slash + 1)] = uncompressed;
-      at = end;
+      require_height(path.size() + 1);  // the path alone is this high: stop early
+      path.push_back({child, 0, 0});
     }
-  }
-
-  uint64_t file_size() const { return file_size_; }
-
-  // Throws unless record `name` exists and its size fits in the file (torch.save stores records
-  // uncompressed, so none is larger than the file that holds it).
-  // Every record at once: caffe2's reader fetches some (the version) while it opens the file.
-  void check_every_record(const std::string& file) const {
-    for (const auto& entry : sizes_) check(entry.first, file);
-  }
-
-  void check(const std::string& name, const std::string& file) const {
-    auto it = sizes_.find(name);
-    TTS_CHECK(it != sizes_.end(), "'{}' has no record '{}'; it is not a torch.save file", file,
-              name);
-    TTS_CHECK(it->second <= file_size_,
-              "'{}': its zip directory claims {} bytes for record '{}' in a file of {} bytes; the "
-              "file is damaged or made to exhaust memory",
-              file, it->second, name, file_size_);
   }
 
  private:
-  std::string read(std::ifstream& in, uint64_t offset, uint64_t size) {
-    TTS_CHECK(offset <= file_size_ && size <= file_size_ - offset,
-              "a zip structure at byte {} reaches past the end of the file", offset);
-    std::string bytes(size, '\0');
-    in.seekg(static_cast<std::streamoff>(offset));
-    in.read(bytes.data(), static_cast<std::streamsize>(size));
-    TTS_CHECK(static_cast<uint64_t>(in.gcount()) == size, "'{}' cannot be read", path_);
-    return bytes;
-  }
-  static uint64_t little(const std::string& b, size_t at, int n) {
-    TTS_CHECK(at + n <= b.size(), "a zip structure is cut short");
-    uint64_t v = 0;
-    for (int i = n; i-- > 0;) v = (v << 8) | static_cast<unsigned char>(b[at + i]);
-    return v;
-  }
-  static uint64_t u16(const std::string& b, size_t at) { return little(b, at, 2); }
-  static uint64_t u32(const std::string& b, size_t at) { return little(b, at, 4); }
-  static uint64_t u64(const std::string& b, size_t at) { return little(b, at, 8); }
-
-  std::string path_;
-  uint64_t file_size_ = 0;
-  std::unordered_map<std::string, uint64_t> sizes_;
-};
-
-// Checks that `root` holds no cycle (a list that contains itself through the memo) and nests at
-// most kMaxNesting containers deep, without recursion: this is what makes the value safe to walk
-// and to destroy. Shared containers (the memo's other use) are visited once.
-void check_nesting(const PickleValue& root, const std::string& file) {
-  enum class State { Open, Done };
-  std::unordered_map<const PickleValue*, State> seen;
+  static constexpr size_t kOpen = 0;  // being walked; a finished container has height >= 1
   struct Frame {
     const PickleValue* value;
     size_t child;
+    size_t below;  // the greatest height among the children walked so far
   };
-  auto children = [](const PickleValue& v) { return v.items.size() + 2 * v.entries.size(); };
-  auto child_at = [](const PickleValue& v, size_t i) -> const PickleValue* {
+  static size_t children(const PickleValue& v) { return v.items.size() + 2 * v.entries.size(); }
+  static const PickleValue* child_at(const PickleValue& v, size_t i) {
     if (i < v.items.size()) return v.items[i].get();
     i -= v.items.size();
     const auto& entry = v.entries[i / 2];
     return (i % 2 == 0 ? entry.first : entry.second).get();
-  };
-  std::vector<Frame> path{{&root, 0}};
-  seen[&root] = State::Open;
-  while (!path.empty()) {
-    Frame& frame = path.back();
-    if (frame.child == children(*frame.value)) {
-      seen[frame.value] = State::Done;
-      path.pop_back();
-      continue;
-    }
-    const PickleValue* child = child_at(*frame.value, frame.child++);
-    if (child == nullptr || children(*child) == 0) continue;
-    auto [it, inserted] = seen.emplace(child, State::Open);
-    if (!inserted) {
-      TTS_CHECK(it->second == State::Done,
-                "{}: data.pkl holds a {} that contains itself (a cycle through the pickle memo); "
-                "torch.save never writes one for a state dict",
-                file, child->kind_name());
-      continue;  // shared, already checked (its depth below this point included)
-    }
-    TTS_CHECK(path.size() < kMaxNesting,
+  }
+  static void lift(Frame& frame, size_t child_height) {
+    frame.below = std::max(frame.below, child_height);
+  }
+  size_t finish(const Frame& frame) {
+    const size_t height = frame.below + 1;
+    require_height(height);
+    height_[frame.value] = height;
+    return height;
+  }
+  void require_height(size_t height) const {
+    TTS_CHECK(height <= kMaxNesting,
               "{}: data.pkl nests containers more than {} deep; a state dict nests 3 to 5, so the "
               "file is damaged or was not written for model weights",
-              file, kMaxNesting);
-    path.push_back({child, 0});
+              file_, kMaxNesting);
   }
-}
+
+  const std::string& file_;
+  std::unordered_map<const PickleValue*, size_t> height_;
+};
 
 class Unpickler {
  public:
@@ -232,9 +147,8 @@ class Unpickler {
   }
   Unpickler(const Unpickler&) = delete;
   Unpickler& operator=(const Unpickler&) = delete;
-  // Whatever was built (a cyclic or deeply nested value included) is taken apart one container at
-  // a time: its children are released before it, so neither a cycle leaks nor does destruction
-  // recurse.
+  // Whatever was built before a refusal (a cyclic value included) is taken apart one container at
+  // a time, so no cycle leaks.
   ~Unpickler() {
     stack_.clear();
     memo_.clear();
@@ -253,8 +167,9 @@ class Unpickler {
     TTS_CHECK(stack_.size() == 1, "{}: data.pkl ends with {} values on the stack, expected 1",
               file_, stack_.size());
     Value root = stack_.back();
-    check_nesting(*root, file_);
-    containers_.clear();  // the value is sound: the caller owns it now
+    NestingCheck nesting(file_);
+    for (const Value& container : containers_) nesting.check(*container);
+    containers_.clear();  // every value is sound (acyclic, shallow): the caller owns the root now
     return root;
   }
 
@@ -666,6 +581,26 @@ class Unpickler {
 
 }  // namespace
 
+PickleValue::~PickleValue() {
+  std::vector<std::shared_ptr<PickleValue>> pending;
+  auto take_children = [&pending](PickleValue& value) {
+    for (auto& item : value.items) pending.push_back(std::move(item));
+    for (auto& [key, entry] : value.entries) {
+      pending.push_back(std::move(key));
+      pending.push_back(std::move(entry));
+    }
+    value.items.clear();
+    value.entries.clear();
+  };
+  take_children(*this);
+  while (!pending.empty()) {
+    std::shared_ptr<PickleValue> value = std::move(pending.back());
+    pending.pop_back();
+    // The last owner: its children move here first, so freeing it frees nothing below it.
+    if (value != nullptr && value.use_count() == 1) take_children(*value);
+  }
+}
+
 const PickleValue* PickleValue::find(const std::string& key) const {
   if (kind != Kind::Dict) return nullptr;
   for (const auto& [k, v] : entries) {
@@ -703,7 +638,6 @@ PickleValue read_torch_file(const std::string& path) {
       throw Error(fmt::format("'{}' is not a readable torch.save file: {}", path, e.what()));
     }
   }();
-  directory.check_every_record(path);
   try {
     caffe2::serialize::PyTorchStreamReader reader(path);
     if (reader.hasRecord("byteorder")) {

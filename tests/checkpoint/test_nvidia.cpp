@@ -10,6 +10,7 @@
 #include "nvidia_fixture.h"
 #include "tts/checkpoint/checkpoint.h"
 #include "tts/checkpoint/nvidia.h"
+#include "tts/checkpoint/nvidia_keys.h"
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
 #include "tts/formats/torch_file.h"
@@ -194,6 +195,46 @@ TEST(NvidiaImport, ShapeMismatchNamesTheConfigKeyThatWouldFit) {
                          "layers: use 5"),
             std::string::npos)
       << message;
+}
+
+// Keys are read by hand: a 1 MB key (which overflowed libstdc++'s recursive regex matcher) and a
+// 20-digit layer index (std::stoll's out_of_range) are clear errors naming the file.
+TEST(NvidiaImport, HostileKeysAreClearErrors) {
+  auto tensors = fixture_state_dict();
+  tensors.emplace_back("encoder.convolutions." + std::string(1 << 20, '7') + ".x",
+                       torch::zeros({1}));
+  std::string path = write_state_dict("long_key.pt", tensors);
+  std::string message = error_of([&] { import_nvidia(path, fx::config()); });
+  EXPECT_NE(message.find("'" + path + "': the state dict has a key of 1048599 bytes"),
+            std::string::npos)
+      << message.substr(0, 300);
+  tensors.back().first = "postnet.convolutions.12345678901234567890.0.conv.weight";
+  path = write_state_dict("layer_index.pt", tensors);
+  message = error_of([&] { import_nvidia(path, fx::config()); });
+  EXPECT_NE(message.find("'" + path +
+                         "': the state dict names layer 'postnet.convolutions."
+                         "12345678901234567890.0.conv.weight' with an index past 9999"),
+            std::string::npos)
+      << message;
+}
+
+TEST(NvidiaKeys, LayerCountsReadTheIndexBeforeADot) {
+  const std::vector<std::string> names{"encoder.convolutions.0.0.conv.weight",
+                                       "encoder.convolutions.2.1.bias",
+                                       "encoder.convolutions.x.0.conv.weight",
+                                       "encoder.convolutions.7",
+                                       "encoder.convolutions..1",
+                                       "postnet.convolutions.4.0.conv.weight"};
+  EXPECT_EQ(layer_count(names, "encoder.convolutions.", "f.pt"), 3);
+  EXPECT_EQ(layer_count(names, "postnet.convolutions.", "f.pt"), 5);
+  EXPECT_EQ(layer_count(names, "decoder.prenet.layers.", "f.pt"), 0);
+  EXPECT_NO_THROW(check_state_dict_key(std::string(kMaxStateDictKeyBytes, 'k'), "f.pt"));
+  EXPECT_THROW(check_state_dict_key(std::string(kMaxStateDictKeyBytes + 1, 'k'), "f.pt"),
+               tts::Error);
+  for (const char* bad : {"", "a..b", "a.", "a b.c", "a.10000.b", "a/../b"}) {
+    EXPECT_THROW(check_state_dict_key(bad, "f.pt"), tts::Error) << bad;
+  }
+  EXPECT_NO_THROW(check_state_dict_key("module.encoder.convolutions.9999.0.conv.weight", "f.pt"));
 }
 
 TEST(NvidiaImport, LegacyFormatIsRefusedWithTheResaveCommand) {

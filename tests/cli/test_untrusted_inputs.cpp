@@ -173,6 +173,23 @@ TEST(UntrustedInputs, AStoreHoldingHostileNpyFilesSkipsOrRefusesThemByName) {
   expect_refused(error, "mels/u0", "train with data.on_bad_file=error");
 }
 
+// A store whose features.yaml is a hostile one: `data check` and `train` refuse it by name.
+TEST(UntrustedInputs, AStoreWithAHostileFeaturesYamlIsRefusedByName) {
+  std::string dir = tts::test::fresh_dir("untrusted_features_yaml");
+  std::vector<std::string> names = files({".yaml"});
+  ASSERT_GE(names.size(), 2u);
+  for (const auto& name : names) {
+    std::string store = sound_store(dir + "/store", 4);
+    fs::copy_file(kUntrusted + "/" + name, store + "/features.yaml",
+                  fs::copy_options::overwrite_existing);
+    expect_refused(run_bounded("data check --config " + kTiny + " --data " + store),
+                   "features.yaml", "data check (" + name + ")");
+    expect_refused(run_bounded("train --config " + kTiny + " --data " + store + " --out " + dir +
+                               "/run" + kQuickTrain),
+                   "features.yaml", "train (" + name + ")");
+  }
+}
+
 TEST(UntrustedInputs, AStorePathLeavingTheStoreIsRefusedWithFileAndLine) {
   std::string dir = tts::test::fresh_dir("untrusted_paths");
   for (const std::string mel : {"../outside.npy", "/etc/passwd", "mels/../../outside.npy"}) {

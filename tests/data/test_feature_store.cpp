@@ -190,6 +190,37 @@ TEST(FeatureStore, MissingOrMalformedFilesNameTheFileAndLine) {
   }
 }
 
+// features.yaml is read, never re-emitted: an alias chain nesting 100,000 levels (yaml-cpp's
+// emitter recursed once per level) and a version that is no string are errors naming the file,
+// the line and the key.
+TEST(FeatureStore, HostileFeaturesYamlIsAClearError) {
+  Config config;
+  std::string dir = tts::test::make_store(tts::test::temp_dir("fs_yaml"), config,
+                                          tts::test::varied_utterances(4));
+  auto open_message = [&](const std::string& yaml) {
+    std::ofstream(dir + "/features.yaml", std::ios::trunc) << yaml;
+    try {
+      FeatureStore::open(dir, config);
+    } catch (const tts::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(opened)");
+  };
+  std::string chain = "chain: [&a [1]";
+  for (int i = 0; i < 100000; ++i) chain += ", &a [*a]";
+  chain += "]\naudio:\n  n_fft: *a\ntext: {}\n";
+  std::string message = open_message(chain);
+  EXPECT_NE(message.find(dir + "/features.yaml line 3: audio.n_fft: expected an integer, found a "
+                               "list '[[[[...]]]]'"),
+            std::string::npos)
+      << message.substr(0, 400);
+  message = open_message("tts_train_version: [1, 2]\naudio: {}\ntext: {}\n");
+  EXPECT_NE(message.find(dir + "/features.yaml line 1: tts_train_version: expected a version "
+                               "string"),
+            std::string::npos)
+      << message;
+}
+
 // Writes a .npy with an arbitrary dtype string and raw bytes.
 void write_raw_npy(const std::string& path, const std::string& dtype, const std::string& shape,
                    size_t data_bytes) {

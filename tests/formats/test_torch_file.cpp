@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../support/pickle_zip.h"
+#include "../support/zip_builder.h"
 #include "tts/core/error.h"
 #include "tts/formats/torch_file.h"
 
@@ -47,6 +48,12 @@ std::string refusal(const std::string& body) {
   }
   ADD_FAILURE() << "read without an error";
   return "";
+}
+
+std::string u32(uint32_t v) {
+  std::string s;
+  for (int i = 0; i < 4; ++i) s.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  return s;
 }
 
 std::string ints(std::initializer_list<int64_t> values) {
@@ -108,14 +115,46 @@ TEST(TorchPickle, NestingAndMemoCyclesAreBounded) {
   // A chain built one append at a time through the memo: each step adds one level below a list
   // already inside another, which only a walk of the finished value sees.
   std::string chain = "]r" + std::string(4, '\0');
-  auto u32 = [](uint32_t v) {
-    std::string s;
-    for (int i = 0; i < 4; ++i) s.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-    return s;
-  };
   for (uint32_t i = 1; i <= 1000; ++i) chain += "j" + u32(i - 1) + "]r" + u32(i) + "a0";
   EXPECT_NE(refusal(chain).find("more than 100 deep"), std::string::npos);
   EXPECT_NE(refusal(std::string("]q\0h\0a", 6)).find("contains itself"), std::string::npos);
+}
+
+// Routes to depth that a walk of the root alone does not see: a deep value kept only in the memo
+// (freed when the reader is done), and a chain of shared lists that are each first met at depth 2.
+TEST(TorchPickle, DepthIsBoundedOnEveryRoute) {
+  std::string memo_only = std::string(100000, ']') + std::string(99999, 'a') + "r" + u32(0) + "0N";
+  EXPECT_NE(refusal(memo_only).find("more than 100 deep"), std::string::npos);
+  // root = [L0, L1, ..., Ln] with L(i) = [L(i-1)]: L(n) nests n deep, yet every list sits at
+  // depth 2 of the root.
+  std::string shared = "]]r" + u32(0) + "a";
+  for (uint32_t i = 1; i < 500000; ++i) shared += "]r" + u32(i) + "j" + u32(i - 1) + "aa";
+  EXPECT_NE(refusal(shared).find("more than 100 deep"), std::string::npos);
+}
+
+// Freeing a value never recurses, however deep and however shared its nodes are.
+TEST(TorchPickle, ValuesAreFreedWithoutRecursion) {
+  auto leaf = std::make_shared<PickleValue>();
+  {
+    auto list = [] {
+      auto v = std::make_shared<PickleValue>();
+      v->kind = PickleValue::Kind::List;
+      return v;
+    };
+    PickleValue root;
+    root.kind = PickleValue::Kind::List;
+    std::shared_ptr<PickleValue> chain = list();
+    chain->items.push_back(leaf);
+    for (int i = 0; i < 500000; ++i) {
+      auto next = list();
+      next->items.push_back(chain);
+      if (i % 1000 == 0) root.items.push_back(next);  // shared: held by the root and the chain
+      chain = std::move(next);
+    }
+    root.items.push_back(std::move(chain));
+    EXPECT_EQ(leaf.use_count(), 2);
+  }
+  EXPECT_EQ(leaf.use_count(), 1);
 }
 
 TEST(TorchPickle, StackMisuseAndBadLengthsAreErrors) {
@@ -152,4 +191,71 @@ TEST(TorchPickle, CopiesOfOneStorageAreBoundedByTheFileSize) {
          pickle_tensor(numel, 0, ints({numel}), ints({1})) + "l";
   path = write_pickle("two_copies", list, std::string(numel * sizeof(float), '\0'));
   EXPECT_EQ(tts::formats::read_torch_file(path).items.size(), 2u);
+}
+
+namespace {
+
+// The tts::Error of reading the archive `entries` laid out as `layout`; "(read)" when it reads.
+std::string zip_refusal(const std::string& name, const std::vector<tts::test::ZipEntry>& entries,
+                        const tts::test::ZipLayout& layout = {}) {
+  std::string path = std::string(TTS_TEST_TMP_DIR) + "/" + name + ".pt";
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      << tts::test::zip_archive(entries, layout);
+  try {
+    tts::formats::read_torch_file(path);
+  } catch (const tts::Error& e) {
+    std::string message = e.what();
+    EXPECT_NE(message.find("'" + path + "' is not a readable torch.save file"), std::string::npos)
+        << message;
+    return message;
+  }
+  return "(read)";
+}
+
+const tts::test::ZipEntry kPickle{"archive/data.pkl", "\x80\x02N."};
+const tts::test::ZipEntry kVersion{"archive/version", "3\n"};
+
+}  // namespace
+
+// The zip pre-check and libtorch's zip reader (miniz) must see one archive: what they could read
+// differently is refused before miniz opens the file.
+TEST(TorchZip, ASoundArchiveReadsWithAndWithoutZip64Records) {
+  std::filesystem::create_directories(TTS_TEST_TMP_DIR);
+  EXPECT_EQ(zip_refusal("sound", {kPickle, kVersion}), "(read)");
+  EXPECT_EQ(zip_refusal("sound32", {kPickle, kVersion}, {false}), "(read)");
+}
+
+TEST(TorchZip, DuplicateNamesAreRefused) {
+  tts::test::ZipEntry other{"archive/data.pkl", "\x80\x02]."};
+  EXPECT_NE(zip_refusal("duplicate", {kPickle, kVersion, other})
+                .find("two zip records are named "
+                      "'archive/data.pkl'"),
+            std::string::npos);
+  other.name = "elsewhere/data.pkl";  // the same record name below another top folder
+  EXPECT_NE(zip_refusal("duplicate2", {kPickle, kVersion, other}).find("two zip records"),
+            std::string::npos);
+}
+
+TEST(TorchZip, Zip64RecordsAreFollowedAsMinizDoesAndMustAgree) {
+  std::filesystem::create_directories(TTS_TEST_TMP_DIR);
+  EXPECT_NE(zip_refusal("zip64_count", {kPickle, kVersion}, {true, 3})
+                .find("disagree on the entry count (2 and 3)"),
+            std::string::npos);
+  EXPECT_NE(zip_refusal("zip64_elsewhere", {kPickle, kVersion}, {true, -1, 0})
+                .find("points at no zip64 end record"),
+            std::string::npos);
+}
+
+TEST(TorchZip, CompressedAndOverlappingRecordsAreRefused) {
+  tts::test::ZipEntry deflated = kPickle;
+  deflated.method = 8;
+  EXPECT_NE(zip_refusal("deflated", {deflated, kVersion}).find("is compressed (method 8"),
+            std::string::npos);
+  // Records sharing one local header: each fits in the file, together they do not.
+  tts::test::ZipEntry big{"archive/data/0", std::string(4096, 'x')};
+  std::vector<tts::test::ZipEntry> entries{kPickle, kVersion, big};
+  for (int i = 1; i <= 3; ++i)
+    entries.push_back({"archive/data/" + std::to_string(i), big.data, 0, 2});
+  EXPECT_NE(zip_refusal("overlapping", entries).find("for record 'archive/data/1'"),
+            std::string::npos);
 }

@@ -20,12 +20,16 @@ inline std::string input_path(const char* extension) {
   return dir + "/tts-fuzz-" + std::to_string(getpid()) + extension;
 }
 
-inline std::string write_input(const uint8_t* data, size_t size, const char* extension) {
-  std::string path = input_path(extension);
+inline void write_bytes(const std::string& path, const uint8_t* data, size_t size) {
   FILE* file = std::fopen(path.c_str(), "wb");
   if (file == nullptr) std::abort();
   if (size > 0 && std::fwrite(data, 1, size, file) != size) std::abort();
   std::fclose(file);
+}
+
+inline std::string write_input(const uint8_t* data, size_t size, const char* extension) {
+  std::string path = input_path(extension);
+  write_bytes(path, data, size);
   return path;
 }
 

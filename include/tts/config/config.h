@@ -47,6 +47,11 @@ struct Config {
 Config parse_config(const std::string& yaml_text, const std::string& source,
                     const std::vector<std::string>& overrides = {});
 
+// Like parse_config() without overrides, reading only the named top-level sections and ignoring
+// the other keys (a feature store's features.yaml records audio and text beside its counts).
+Config parse_config_sections(const std::string& yaml_text, const std::string& source,
+                             const std::vector<std::string>& sections);
+
 // Reads and parses a YAML file; an empty `path` means all defaults.
 Config load_config(const std::string& path, const std::vector<std::string>& overrides = {});
 

@@ -18,7 +18,9 @@
 
 namespace tts::formats {
 
-// One unpickled value. Dicts keep their insertion order (state dicts are ordered).
+// One unpickled value. Dicts keep their insertion order (state dicts are ordered). A value is freed
+// without recursion (its destructor takes its descendants apart one at a time), so no nesting, of
+// any depth or sharing, overflows the stack on the way out.
 struct PickleValue {
   enum class Kind { None, Bool, Int, Float, String, Bytes, List, Tuple, Dict, Tensor, Global };
   Kind kind = Kind::None;
@@ -29,6 +31,13 @@ struct PickleValue {
   std::vector<std::shared_ptr<PickleValue>> items;  // List, Tuple
   std::vector<std::pair<std::shared_ptr<PickleValue>, std::shared_ptr<PickleValue>>> entries;
   torch::Tensor tensor;
+
+  PickleValue() = default;
+  PickleValue(const PickleValue&) = default;
+  PickleValue(PickleValue&&) = default;
+  PickleValue& operator=(const PickleValue&) = default;
+  PickleValue& operator=(PickleValue&&) = default;
+  ~PickleValue();
 
   // The entry whose key is the string `key`; nullptr when this is no dict or has no such key.
   const PickleValue* find(const std::string& key) const;
