@@ -32,6 +32,7 @@ std::string warm_start(torch::nn::Module& model, const std::string& path,
   std::string source_name = path;
   if (ours) {
     Checkpoint checkpoint = load_newest_checkpoint(path, &source_name);
+    checkpoint_config(checkpoint, source_name);  // a checkpoint is whole only with a sound config
     source.insert(checkpoint.tensors.begin(), checkpoint.tensors.end());
   } else {
     source = read_nvidia_state_dict(path);
