@@ -14,6 +14,8 @@
 #include "tts/core/fs.h"
 #include "tts/core/logging.h"
 #include "tts/formats/torch_file.h"
+#include "tts/model/tacotron2.h"
+#include "tts/text/symbols.h"
 
 namespace tts::checkpoint {
 using formats::PickleValue;
@@ -403,16 +405,16 @@ Checkpoint load_checkpoint(const std::string& path) {
   checkpoint.state.epoch = integer("epoch");
   checkpoint.state.batch_in_epoch = integer("batch_in_epoch");
   checkpoint.state.world_size = integer("world_size");
-  // The phase's numbers are ints: a count past that is no checkpoint of ours.
-  auto count = [&](const char* key) {
+  // The phase's numbers size the model (r) and its batches: within the config's ceilings.
+  auto count = [&](const char* key, int ceiling) {
     const int64_t value = integer(key);
-    TTS_CHECK(value >= 0 && value <= std::numeric_limits<int>::max(),
+    TTS_CHECK(value >= 0 && value <= ceiling,
               "checkpoint '{}': {} is {}, expected a count from 0 to {}", file, key, value,
-              std::numeric_limits<int>::max());
+              ceiling);
     return static_cast<int>(value);
   };
-  checkpoint.state.phase.batch_size = count("batch_size");
-  if (root.find("r") != nullptr) checkpoint.state.phase.r = count("r");
+  checkpoint.state.phase.batch_size = count("batch_size", config::kMaxBatchSize);
+  if (root.find("r") != nullptr) checkpoint.state.phase.r = count("r", config::kMaxFramesPerStep);
   checkpoint.config_yaml = entry(root, "config", Kind::String, file).text;
   for (const auto& [key, value] : entry(root, "model", Kind::Dict, file).entries) {
     TTS_CHECK(key->kind == Kind::String && value->kind == Kind::Tensor,
@@ -457,7 +459,17 @@ Checkpoint load_checkpoint(const std::string& path) {
 }
 
 config::Config checkpoint_config(const Checkpoint& checkpoint, const std::string& source) {
-  return config::parse_config(checkpoint.config_yaml, source + " (config)");
+  const std::string where = source + " (config)";
+  // The config is part of the file, not the user's: what it gets wrong is the file's error (exit
+  // code 1, not a usage error's 2).
+  try {
+    config::Config config = config::parse_config(checkpoint.config_yaml, where);
+    model::require_model_size(config, text::symbol_count(config.text.symbol_set));
+    return config;
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    throw Error(message.rfind(where, 0) == 0 ? message : where + ": " + message);
+  }
 }
 
 data::Phase checkpoint_phase(const Checkpoint& checkpoint, const config::Config& config) {

@@ -235,7 +235,7 @@ std::string nvidia_hparams(const config::Config& config) {
 }
 
 std::string export_nvidia(const Checkpoint& checkpoint, const std::string& out) {
-  config::Config config = config::parse_config(checkpoint.config_yaml, "the checkpoint's config");
+  config::Config config = checkpoint_config(checkpoint, "the checkpoint");
   const int r = checkpoint_phase(checkpoint, config).r;
   TTS_USAGE_CHECK(r == 1,
                   "the checkpoint predicts {} frames per decoder step (model.n_frames_per_step, or "

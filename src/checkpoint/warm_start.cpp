@@ -109,6 +109,7 @@ std::string warm_start(torch::nn::Module& model, const std::string& path,
   std::vector<std::string> from;  // the source's symbols
   if (ours) {
     Checkpoint checkpoint = load_newest_checkpoint(path, &source_name);
+    checkpoint_config(checkpoint, source_name);  // a checkpoint is whole only with a sound config
     source.insert(checkpoint.tensors.begin(), checkpoint.tensors.end());
     from = source_symbols(&checkpoint, source_name);
   } else {

@@ -8,6 +8,14 @@ void AudioOptions::validate() const {
   require(n_fft >= 16, "audio.n_fft", n_fft, "must be at least 16");
   require(hop_length >= 1, "audio.hop_length", hop_length, "must be at least 1");
   require(win_length >= 1, "audio.win_length", win_length, "must be at least 1");
+  constexpr const char* kFrameWhy = "speech uses 256 to 2048 samples";
+  require_at_most("audio.n_fft", n_fft, kMaxFrameSamples, kFrameWhy);
+  require_at_most("audio.hop_length", hop_length, kMaxFrameSamples, kFrameWhy);
+  require_at_most("audio.trim_frame_length", trim_frame_length, kMaxFrameSamples, kFrameWhy);
+  require_at_most("audio.trim_hop_length", trim_hop_length, kMaxFrameSamples, kFrameWhy);
+  require_at_most("audio.n_mels", n_mels, kMaxMels, "models use 80 to 128 mel channels");
+  require_at_most("audio.griffin_lim_iters", griffin_lim_iters, kMaxGriffinLimIters,
+                  "30 to 100 iterations suffice");
   require(win_length <= n_fft, "audio.win_length", win_length,
           fmt::format("must be <= audio.n_fft ({}); lower win_length or raise n_fft", n_fft));
   require(magnitude_power > 0, "audio.magnitude_power", magnitude_power, "must be > 0");

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <type_traits>
@@ -341,9 +342,14 @@ void require_known_section(const std::string& section, const std::string& where)
   }
 }
 
-// Sets section.key from `node`; throws UsageError for an unknown section or key.
+// Where each key got its value ("config.yaml line 4", "--set train.batch_size=8"), for the errors
+// of validation.
+using SetAt = std::map<std::string, std::string>;
+
+// Sets section.key from `node` and records `where` in `set_at`; throws UsageError for an unknown
+// section or key.
 void set_field(Config& config, const std::string& section, const std::string& key,
-               const YAML::Node& node, const std::string& where) {
+               const YAML::Node& node, const std::string& where, SetAt& set_at) {
   std::string path = section + "." + key;
   bool key_found = false;
   auto apply = [&](auto& options) {
@@ -357,6 +363,18 @@ void set_field(Config& config, const std::string& section, const std::string& ke
   if (!key_found) {
     throw UsageError(
         fmt::format("{}: {}: unknown key{}", where, path, suggestion(path, list_keys().keys)));
+  }
+  set_at[path] = where;
+}
+
+// Config::validate(), its error prefixed with where the broken key was set (the source when the
+// key kept its default).
+void validate_set(const Config& config, const SetAt& set_at, const std::string& source) {
+  try {
+    config.validate();
+  } catch (const RuleError& e) {
+    auto it = set_at.find(e.key());
+    throw UsageError(fmt::format("{}: {}", it != set_at.end() ? it->second : source, e.what()));
   }
 }
 
@@ -377,7 +395,7 @@ namespace {
 // Sets the fields of `root`'s sections: every section when `only` is empty (an unknown one is
 // refused), else only the sections it names (other top-level keys are not config).
 void apply_yaml(Config& config, const YAML::Node& root, const std::string& source,
-                const std::vector<std::string>& only) {
+                const std::vector<std::string>& only, SetAt& set_at) {
   if (!root.IsDefined() || root.IsNull()) return;
   if (!root.IsMap()) {
     throw UsageError(
@@ -399,7 +417,7 @@ void apply_yaml(Config& config, const YAML::Node& root, const std::string& sourc
     }
     for (const auto& entry : body) {
       std::string where = fmt::format("{} line {}", source, entry.first.Mark().line + 1);
-      set_field(config, section, entry.first.Scalar(), entry.second, where);
+      set_field(config, section, entry.first.Scalar(), entry.second, where, set_at);
     }
   }
 }
@@ -413,22 +431,45 @@ YAML::Node load_yaml(const std::string& yaml_text, const std::string& source) {
   }
 }
 
+// Applies one "section.key=value" override, recording it in `set_at`.
+void override_field(Config& config, const std::string& assignment, SetAt& set_at) {
+  std::string where = fmt::format("--set {}", assignment);
+  auto equals = assignment.find('=');
+  auto dot = assignment.find('.');
+  if (equals == std::string::npos || dot == std::string::npos || dot > equals) {
+    throw UsageError(
+        fmt::format("{}: expected section.key=value, e.g. --set train.batch_size=32", where));
+  }
+  std::string section = assignment.substr(0, dot);
+  std::string key = assignment.substr(dot + 1, equals - dot - 1);
+  std::string value = assignment.substr(equals + 1);
+  YAML::Node node;
+  try {
+    node = YAML::Load(value);
+  } catch (const YAML::Exception& e) {
+    throw UsageError(fmt::format("{}: the value is not valid YAML: {}", where, e.msg));
+  }
+  set_field(config, section, key, node, where, set_at);
+}
+
 }  // namespace
 
 Config parse_config(const std::string& yaml_text, const std::string& source,
                     const std::vector<std::string>& overrides) {
   Config config;
-  apply_yaml(config, load_yaml(yaml_text, source), source, {});
-  for (const auto& assignment : overrides) apply_override(config, assignment);
-  config.validate();
+  SetAt set_at;
+  apply_yaml(config, load_yaml(yaml_text, source), source, {}, set_at);
+  for (const auto& assignment : overrides) override_field(config, assignment, set_at);
+  validate_set(config, set_at, source);
   return config;
 }
 
 Config parse_config_sections(const std::string& yaml_text, const std::string& source,
                              const std::vector<std::string>& sections) {
   Config config;
-  apply_yaml(config, load_yaml(yaml_text, source), source, sections);
-  config.validate();
+  SetAt set_at;
+  apply_yaml(config, load_yaml(yaml_text, source), source, sections, set_at);
+  validate_set(config, set_at, source);
   return config;
 }
 
@@ -447,23 +488,8 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
 }
 
 void apply_override(Config& config, const std::string& assignment) {
-  std::string where = fmt::format("--set {}", assignment);
-  auto equals = assignment.find('=');
-  auto dot = assignment.find('.');
-  if (equals == std::string::npos || dot == std::string::npos || dot > equals) {
-    throw UsageError(
-        fmt::format("{}: expected section.key=value, e.g. --set train.batch_size=32", where));
-  }
-  std::string section = assignment.substr(0, dot);
-  std::string key = assignment.substr(dot + 1, equals - dot - 1);
-  std::string value = assignment.substr(equals + 1);
-  YAML::Node node;
-  try {
-    node = YAML::Load(value);
-  } catch (const YAML::Exception& e) {
-    throw UsageError(fmt::format("{}: the value is not valid YAML: {}", where, e.msg));
-  }
-  set_field(config, section, key, node, where);
+  SetAt set_at;
+  override_field(config, assignment, set_at);
 }
 
 std::string dump_config(const Config& config) {

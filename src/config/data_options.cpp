@@ -8,14 +8,22 @@ void DataOptions::validate() const {
   require(val_size >= 0 && (val_size < 1 || std::floor(val_size) == val_size), "data.val_size",
           val_size, "must be a fraction in [0, 1) or a whole number of utterances");
   require(max_seconds > 0, "data.max_seconds", max_seconds, "must be > 0");
+  require_at_most("data.max_seconds", max_seconds, kMaxUtteranceSeconds,
+                  "the audio reader's clip limit");
   require(max_skip_fraction >= 0 && max_skip_fraction <= 1, "data.max_skip_fraction",
           max_skip_fraction, "must be in [0, 1]");
   require(max_frames >= 0, "data.max_frames", max_frames, "must be >= 0 (0 = no limit)");
+  require_at_most("data.max_frames", max_frames, kMaxUtteranceFrames,
+                  "600 s of audio are about 52,000 frames");
   require(num_workers >= 0, "data.num_workers", num_workers,
           "must be >= 0 (0 loads on the training thread)");
+  require_at_most("data.num_workers", num_workers, kMaxLoaderWorkers, "one or two per core");
   require(prefetch_batches >= 1, "data.prefetch_batches", prefetch_batches, "must be at least 1");
+  require_at_most("data.prefetch_batches", prefetch_batches, kMaxPrefetchBatches, "4 by default");
   require(sort_pool_batches >= 1, "data.sort_pool_batches", sort_pool_batches,
           "must be at least 1");
+  require_at_most("data.sort_pool_batches", sort_pool_batches, kMaxSortPoolBatches,
+                  "32 by default");
 }
 
 }  // namespace tts::config

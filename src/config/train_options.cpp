@@ -2,11 +2,18 @@
 
 #include <algorithm>
 
+#include "tts/config/model_options.h"
+
 namespace tts::config {
+namespace {
+constexpr const char* kBatchWhy = "NVIDIA's batch is 64 utterances";
+}  // namespace
 
 void TrainOptions::validate() const {
   require(batch_size >= 1, "train.batch_size", batch_size, "must be at least 1");
+  require_at_most("train.batch_size", batch_size, kMaxBatchSize, kBatchWhy);
   require(accumulate >= 1, "train.accumulate", accumulate, "must be at least 1");
+  require_at_most("train.accumulate", accumulate, kMaxAccumulate, "1 to 8 in practice");
   require(max_steps >= 0, "train.max_steps", max_steps, "must be >= 0 (0 = no limit)");
   require(max_epochs >= 1, "train.max_epochs", max_epochs, "must be at least 1");
   require(learning_rate > 0, "train.learning_rate", learning_rate, "must be > 0");
@@ -35,6 +42,8 @@ void TrainOptions::validate() const {
   require(keep_checkpoints >= 1, "train.keep_checkpoints", keep_checkpoints, "must be at least 1");
   require(val_inference_utterances >= 0, "train.val_inference_utterances", val_inference_utterances,
           "must be >= 0");
+  require_at_most("train.val_inference_utterances", val_inference_utterances,
+                  kMaxValInferenceUtterances, "a handful show how validation sounds");
   require(max_bad_steps >= 1, "train.max_bad_steps", max_bad_steps, "must be at least 1");
   for (size_t i = 0; i < r_schedule.size(); ++i) {
     const RScheduleRow& row = r_schedule[i];
@@ -45,6 +54,10 @@ void TrainOptions::validate() const {
             "from_step must increase from row to row");
     require(row.r >= 1 && row.batch_size >= 1, "train.r_schedule", where,
             "r and batch_size must be at least 1");
+    require(row.r <= kMaxFramesPerStep && row.batch_size <= kMaxBatchSize, "train.r_schedule",
+            where,
+            fmt::format("r must be at most {} and batch_size at most {} (the numbers size memory)",
+                        kMaxFramesPerStep, kMaxBatchSize));
   }
 }
 

@@ -22,6 +22,18 @@ void check_text(const torch::Tensor& text, const torch::Tensor& text_lengths) {
       text.size(1), text_lengths.min().item<int64_t>(), text_lengths.max().item<int64_t>());
 }
 
+void require_parameter_bytes(double parameters) {
+  TTS_CHECK(parameters * sizeof(float) <= kMaxParameterBytes,
+            "the config's model would have {:.0f} parameters ({:.1f} GB), past the limit of {:.0f} "
+            "GB (NVIDIA's Tacotron-2 has 28 million, 0.1 GB); lower the model.* widths",
+            parameters, parameters * sizeof(float) / 1e9, kMaxParameterBytes / 1e9);
+}
+
+// The linear bins of the model build_model() makes for `config`.
+int64_t linear_bins(const config::Config& config) {
+  return config.model.predict_linear ? config.audio.n_linear() : 0;
+}
+
 }  // namespace
 
 Tacotron2Impl::Tacotron2Impl(const config::ModelOptions& options, int64_t n_symbols, int64_t n_mels,
@@ -36,6 +48,7 @@ Tacotron2Impl::Tacotron2Impl(const config::ModelOptions& options, int64_t n_symb
             n_symbols, n_mels);
   TTS_CHECK(!options.predict_linear || n_linear >= 1,
             "Tacotron2: model.predict_linear needs n_linear >= 1 (n_fft/2 + 1), got {}", n_linear);
+  require_parameter_bytes(parameter_count_of(options, n_symbols, n_mels, n_linear, max_r));
   embedding_ =
       register_module("embedding", torch::nn::Embedding(n_symbols, options.symbols_embedding_dim));
   {
@@ -128,11 +141,88 @@ Tacotron2 build_model(const config::Config& config, int64_t n_symbols, int r) {
   // run's config is not changed.
   config::ModelOptions options = config.model;
   options.n_frames_per_step = r;
-  const int64_t n_linear = config.model.predict_linear ? config.audio.n_linear() : 0;
-  Tacotron2 model(options, n_symbols, config.audio.n_mels, n_linear,
+  Tacotron2 model(options, n_symbols, config.audio.n_mels, linear_bins(config),
                   config.train.max_scheduled_r());
   model->set_step_products(config.train.step_products);
   return model;
+}
+
+namespace {
+
+// Parameters of a layer: a dense or convolution weight with its bias, BatchNorm's scale and shift,
+// an LSTM or GRU's weights and biases (`gates` per unit: 4 or 3).
+double dense(double in, double out, bool bias) { return in * out + (bias ? out : 0); }
+double conv(double in, double out, double kernel, bool bias) {
+  return dense(in * kernel, out, bias);
+}
+double batch_norm(double channels) { return 2 * channels; }
+double recurrent(double in, double hidden, double gates) {
+  return gates * hidden * (in + hidden + 2);
+}
+
+double encoder_parameters(const config::ModelOptions& o) {
+  const double c = o.encoder_embedding_dim;
+  double total = 0;
+  for (int i = 0; i < o.encoder_n_convolutions; ++i) {
+    total +=
+        conv(i == 0 ? o.symbols_embedding_dim : c, c, o.encoder_kernel_size, true) + batch_norm(c);
+  }
+  return total + 2 * recurrent(c, std::floor(c / 2), 4);  // bidirectional
+}
+
+double decoder_parameters(const config::ModelOptions& o, double n_mels, double max_r) {
+  const double frames = max_r > 0 ? max_r : o.n_frames_per_step;
+  const double prenet_in = max_r > 0 ? n_mels : n_mels * o.n_frames_per_step;
+  const double c = o.encoder_embedding_dim, a = o.attention_rnn_dim, d = o.decoder_rnn_dim;
+  const double attention =
+      dense(a, o.attention_dim, false) + dense(c, o.attention_dim, false) +
+      dense(o.attention_dim, 1, false) +
+      conv(2, o.attention_location_n_filters, o.attention_location_kernel_size, false) +
+      dense(o.attention_location_n_filters, o.attention_dim, false);
+  return dense(prenet_in, o.prenet_dim, false) + dense(o.prenet_dim, o.prenet_dim, false) +
+         recurrent(o.prenet_dim + c, a, 4) + attention + recurrent(a + c, d, 4) +
+         dense(d + c, n_mels * frames, true) + dense(d + c, frames, true);
+}
+
+double postnet_parameters(const config::ModelOptions& o, double n_mels) {
+  double total = 0;
+  for (int i = 0; i < o.postnet_n_convolutions; ++i) {
+    const double in = i == 0 ? n_mels : o.postnet_embedding_dim;
+    const double out = i == o.postnet_n_convolutions - 1 ? n_mels : o.postnet_embedding_dim;
+    total += conv(in, out, o.postnet_kernel_size, true) + batch_norm(out);
+  }
+  return total;
+}
+
+double cbhg_parameters(const config::ModelOptions& o, double in, double out) {
+  const double channels = o.cbhg_conv_channels, projection = o.cbhg_projection_dim;
+  const double units = o.cbhg_rnn_units;
+  double total = 0;
+  for (int k = 1; k <= o.cbhg_kernels; ++k)
+    total += conv(in, channels, k, true) + batch_norm(channels);
+  total += conv(channels * o.cbhg_kernels, projection, 3, true) + batch_norm(projection);
+  total += conv(projection, in, 3, true) + batch_norm(in);
+  total += dense(in, units, true) + o.cbhg_highway_layers * 2 * dense(units, units, true);
+  return total + 2 * recurrent(units, units, 3) + dense(2 * units, out, true);
+}
+
+}  // namespace
+
+double parameter_count_of(const config::ModelOptions& options, int64_t n_symbols, int64_t n_mels,
+                          int64_t n_linear, int64_t max_r) {
+  const double n_mels_d = static_cast<double>(n_mels);
+  double total = static_cast<double>(n_symbols) * options.symbols_embedding_dim +
+                 encoder_parameters(options) +
+                 decoder_parameters(options, n_mels_d, static_cast<double>(max_r)) +
+                 postnet_parameters(options, n_mels_d);
+  if (options.predict_linear)
+    total += cbhg_parameters(options, n_mels_d, static_cast<double>(n_linear));
+  return total;
+}
+
+void require_model_size(const config::Config& config, int64_t n_symbols) {
+  require_parameter_bytes(parameter_count_of(config.model, n_symbols, config.audio.n_mels,
+                                             linear_bins(config), config.train.max_scheduled_r()));
 }
 
 int64_t count_parameters(torch::nn::Module& module) {

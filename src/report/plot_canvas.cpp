@@ -59,6 +59,9 @@ Color viridis(double t) {
   return {mix(0), mix(1), mix(2)};
 }
 
+// Ticks on an axis: a target is a handful to a few dozen (a side has at most 8192 pixels).
+constexpr int kMaxTicks = 1000;
+
 std::vector<double> nice_ticks(double lo, double hi, int target) {
   if (!std::isfinite(lo) || !std::isfinite(hi)) return {};
   if (hi <= lo) return {lo};
@@ -69,8 +72,13 @@ std::vector<double> nice_ticks(double lo, double hi, int target) {
     step = m * power;
     if (step >= raw) break;
   }
+  // Counted, not stepped: where the step is below the values' precision (1e300 to the next
+  // double), adding it changes nothing, and a loop until the end would never end.
+  const double first = std::ceil(lo / step - 1e-9) * step;
   std::vector<double> ticks;
-  for (double v = std::ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step) {
+  for (int i = 0; i < kMaxTicks; ++i) {
+    const double v = first + i * step;
+    if (!(v <= hi + step * 1e-9) || (!ticks.empty() && v <= ticks.back())) break;
     ticks.push_back(std::abs(v) < step * 1e-9 ? 0.0 : v);
   }
   return ticks;

@@ -29,7 +29,8 @@ const std::vector<Color>& palette();
 // Viridis at t in [0, 1] (clamped): perceptually uniform and readable in grey scale.
 Color viridis(double t);
 
-// Round tick values (1, 2 or 5 times a power of ten) covering [lo, hi], about `target` of them.
+// Round tick values (1, 2 or 5 times a power of ten) covering [lo, hi], about `target` of them,
+// increasing, and never more than a thousand, however [lo, hi] rounds.
 std::vector<double> nice_ticks(double lo, double hi, int target);
 // A tick's label with as many decimals as the tick spacing `step` needs.
 std::string tick_label(double value, double step);

@@ -191,3 +191,32 @@ TEST(Checkpoint, ThePhaseInForceIsTheStatesOrForOlderFilesTheConfigs) {
   checkpoint.state.phase = {0, 0};  // written before the phase was recorded, or imported
   EXPECT_EQ(checkpoint_phase(checkpoint, config), (tts::data::Phase{2, 16}));
 }
+
+// A checkpoint's config is checked by the user config's rules, ceilings included, and its model's
+// size is computed before anything is built: both are the file's errors (exit code 1).
+TEST(Checkpoint, AConfigPastTheCeilingsOrAHugeModelIsRefusedBeforeBuilding) {
+  auto error_of = [](const std::string& yaml) -> std::pair<std::string, int> {
+    Checkpoint checkpoint;
+    checkpoint.config_yaml = yaml;
+    try {
+      checkpoint_config(checkpoint, "step_1.pt");
+    } catch (const tts::Error& e) {
+      return {e.what(), e.exit_code()};
+    }
+    return {"(loaded)", 0};
+  };
+  auto [message, code] = error_of("model:\n  decoder_rnn_dim: 11000\n");
+  EXPECT_NE(message.find("step_1.pt (config) line 2: config: model.decoder_rnn_dim = 11000: must "
+                         "be at most 8192"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(code, 1);
+  std::tie(message, code) =
+      error_of("model:\n  decoder_rnn_dim: 8192\n  attention_rnn_dim: 8192\n");
+  EXPECT_NE(message.find("step_1.pt (config): the config's model would have 859187585 parameters "
+                         "(3.4 GB), past the limit of 2 GB"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(error_of("model:\n  decoder_rnn_dim: 2048\n").first, "(loaded)");
+}

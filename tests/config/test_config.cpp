@@ -181,6 +181,48 @@ TEST(Config, RangeAndCrossFieldRulesNameTheKeyPath) {
   }
 }
 
+// Numbers that size memory have ceilings no real setup reaches; a broken rule names the file and
+// the line that set the key (or the --set), and why the ceiling is where it is.
+TEST(Config, CeilingsNameTheFileTheLineAndTheKey) {
+  struct Case {
+    const char* yaml;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {"audio:\n  n_fft: 1073741824\n  win_length: 1024\n",
+       "x.yaml line 2: config: audio.n_fft = 1073741824: must be at most 65536 (speech uses 256 to "
+       "2048 samples; the number sizes memory)"},
+      {"audio:\n  sample_rate: 22050\n  n_mels: 100000\n",
+       "x.yaml line 3: config: audio.n_mels = 100000: must be at most 1024"},
+      {"model:\n  decoder_rnn_dim: 11000\n",
+       "x.yaml line 2: config: model.decoder_rnn_dim = 11000: must be at most 8192 (NVIDIA's "
+       "widest "
+       "layers have 1024 units"},
+      {"model:\n  n_frames_per_step: 2147483647\n",
+       "x.yaml line 2: config: model.n_frames_per_step = 2147483647: must be at most 32"},
+      {"model:\n  postnet_kernel_size: 1001\n",
+       "model.postnet_kernel_size = 1001: must be at most 255"},
+      {"model:\n  postnet_n_convolutions: 100\n", "model.postnet_n_convolutions = 100"},
+      {"model:\n  max_decoder_steps: 1000000000\n", "model.max_decoder_steps = 1000000000"},
+      {"train:\n  batch_size: 1000000\n", "x.yaml line 2: config: train.batch_size = 1000000"},
+      {"train:\n  r_schedule: [[0, 1000, 8]]\n",
+       "x.yaml line 2: config: train.r_schedule = row 0 [0, 1000, 8]: r must be at most 32"},
+      {"data:\n  max_frames: 2000000000\n", "data.max_frames = 2000000000"},
+      {"data:\n  prefetch_batches: 100000\n", "data.prefetch_batches = 100000"},
+      {"distributed:\n  bucket_mb: 1000000\n", "distributed.bucket_mb = 1000000"},
+  };
+  for (const Case& c : cases) {
+    std::string message = usage_error([&] { parse_config(c.yaml, "x.yaml"); });
+    EXPECT_NE(message.find(c.expected), std::string::npos) << c.yaml << " -> " << message;
+  }
+  std::string message = usage_error([] { parse_config("", "x.yaml", {"audio.n_mels=5000"}); });
+  EXPECT_NE(message.find("--set audio.n_mels=5000: config: audio.n_mels = 5000"), std::string::npos)
+      << message;
+  // A rule broken by a default names the file.
+  message = usage_error([] { parse_config("audio:\n  sample_rate: 8000\n", "x.yaml"); });
+  EXPECT_NE(message.find("x.yaml: config: audio.fmax = 8000"), std::string::npos) << message;
+}
+
 TEST(Config, OverridesApplyInOrderAndAreValidated) {
   Config config = parse_config("train:\n  batch_size: 16\n", "x.yaml",
                                {"train.batch_size=32", "audio.fmax=7600",

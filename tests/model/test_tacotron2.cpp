@@ -105,6 +105,30 @@ TEST(Tacotron2, ParameterCountMatchesNvidiaWithTheirSymbolTable) {
   EXPECT_EQ(count - tts::model::count_parameters(*smaller), (148 - 66) * 512);
 }
 
+// The count from the shapes alone, which the constructor checks before it allocates, is the count
+// of the built model, for every part (the linear head, an r schedule's projections).
+TEST(Tacotron2, ParameterCountIsKnownBeforeTheModelIsBuilt) {
+  for (bool linear : {false, true}) {
+    for (int64_t max_r : {0, 3}) {
+      ModelOptions o = small_options(max_r > 0 ? 2 : 1, linear);
+      Tacotron2 model(o, kSymbols, kMels, kLinear, max_r);
+      EXPECT_EQ(tts::model::parameter_count_of(o, kSymbols, kMels, kLinear, max_r),
+                static_cast<double>(tts::model::count_parameters(*model)))
+          << "linear " << linear << ", max_r " << max_r;
+    }
+  }
+  // Widths under every ceiling that together make 850 million parameters (3.4 GB): refused, with
+  // the figure.
+  ModelOptions huge;
+  huge.decoder_rnn_dim = huge.attention_rnn_dim = tts::config::kMaxModelWidth;
+  try {
+    Tacotron2 model(huge, kSymbols, kMels, kLinear);
+    FAIL() << "built a model past the parameter limit";
+  } catch (const tts::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("past the limit of 2 GB"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Tacotron2, ParameterNamesArePlainAndOrdered) {
   Tacotron2 model(small_options(1, true), kSymbols, kMels, kLinear);
   auto params = model->named_parameters();

@@ -128,6 +128,19 @@ TEST(RunReport, EscapesWhatTheRunHoldsAndFollowsNoSymlink) {
   EXPECT_NE(html.find("default-src 'none'"), std::string::npos);
 }
 
+// Axes whose range is a few units in the last place of its values: adding the tick step to a
+// value leaves it unchanged, and the tick maker once looped forever on them.
+TEST(RunReport, AxesOfAdjacentDoublesGetTicksAndEnd) {
+  std::string dir = scratch("adjacent");
+  write(dir + "/metrics.jsonl",
+        "{\"kind\": \"train\", \"step\": 4611686018427387904, \"loss\": 1e300}\n"
+        "{\"kind\": \"train\", \"step\": 4611686018427388928, \"loss\": "
+        "1.0000000000000002e300}\n");
+  std::string html = render_run_report(dir);
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  EXPECT_NE(html.find("1e+300"), std::string::npos);
+}
+
 TEST(RunReport, ReadsOnlyTheTailOfAMetricsFileBeyondItsLimit) {
   std::string dir = scratch("long_metrics");
   std::string metrics;

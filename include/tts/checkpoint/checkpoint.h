@@ -96,8 +96,10 @@ void write_checkpoint(const std::string& path, const Checkpoint& checkpoint);
 // `keep` checkpoints. Returns the path written.
 std::string save_checkpoint(const std::string& dir, const Checkpoint& checkpoint, int keep);
 
-// The config a checkpoint was trained with, as its run's config file says. `source` names it in
-// errors. Build its model with model::build_model(config, n_symbols, checkpoint_phase(...).r).
+// The config a checkpoint was trained with, as its run's config file says, checked by the config's
+// rules and refused when its model would pass model::kMaxParameterBytes, before anything is
+// allocated for it. `source` names it in errors. Build its model with model::build_model(config,
+// n_symbols, checkpoint_phase(...).r).
 config::Config checkpoint_config(const Checkpoint& checkpoint, const std::string& source);
 
 // The phase in force when the checkpoint was written (train.r_schedule changes r and the batch

@@ -25,6 +25,16 @@ TTS_CHOICE_NAMES(Compression, {Compression::kLog, "log"}, {Compression::kDb, "db
 enum class MelInverse { kNnls, kPinv };
 TTS_CHOICE_NAMES(MelInverse, {MelInverse::kNnls, "nnls"}, {MelInverse::kPinv, "pinv"});
 
+// Ceilings no real setup reaches: these numbers size buffers (FFT frames, filterbanks, the model's
+// mel layers), so a file's config may not name sizes that exhaust memory.
+// FFT, window, hop and trimming lengths: speech uses 256 to 2048 samples; 2^16 samples are 170 ms
+// at 384 kHz, the highest sample rate read.
+inline constexpr int kMaxFrameSamples = 65536;
+// Mel channels: models use 80 to 128.
+inline constexpr int kMaxMels = 1024;
+// Griffin-Lim iterations: 30 to 100 in practice.
+inline constexpr int kMaxGriffinLimIters = 10000;
+
 struct AudioOptions {
   // Each field's meaning is documented once, in visit(); dumped configs carry it as a comment.
   int sample_rate = 22050;

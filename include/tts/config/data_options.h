@@ -12,6 +12,17 @@ namespace tts::config {
 enum class OnBadFile { kSkip, kError };
 TTS_CHOICE_NAMES(OnBadFile, {OnBadFile::kSkip, "skip"}, {OnBadFile::kError, "error"});
 
+// Ceilings no real corpus reaches: these numbers size what the loader holds in memory.
+// Seconds of audio per utterance: training clips last seconds; 600 s is the audio reader's limit.
+inline constexpr double kMaxUtteranceSeconds = 600;
+// Mel frames per utterance (data.max_frames): 600 s at a 256-sample hop and 22,050 Hz is ~52,000.
+inline constexpr int kMaxUtteranceFrames = 1000000;
+// Batches loaded ahead and pooled for sorting: 4 and 32 by default.
+inline constexpr int kMaxPrefetchBatches = 1024;
+inline constexpr int kMaxSortPoolBatches = 65536;
+// Loader threads: one or two per core.
+inline constexpr int kMaxLoaderWorkers = 1024;
+
 struct DataOptions {
   // Each field's meaning is documented once, in visit(); dumped configs carry it as a comment.
   double val_size = 100;

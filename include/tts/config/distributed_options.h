@@ -12,6 +12,12 @@ enum class Backend { kAuto, kGloo, kNccl };
 TTS_CHOICE_NAMES(Backend, {Backend::kAuto, "auto"}, {Backend::kGloo, "gloo"},
                  {Backend::kNccl, "nccl"});
 
+// Ceilings no real run reaches. Gradient buckets: 25 MB by default (PyTorch's DDP); a bucket is a
+// buffer of its own, so one of gigabytes doubles the model's memory for nothing.
+inline constexpr double kMaxBucketMb = 4096;
+// Threads per rank: one machine's cores.
+inline constexpr int kMaxThreadsPerRank = 4096;
+
 struct DistributedOptions {
   // Each field's meaning is documented once, in visit(); dumped configs carry it as a comment.
   Backend backend = Backend::kAuto;

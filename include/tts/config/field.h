@@ -100,11 +100,30 @@ E require_choice(std::string_view name, const std::string& where) {
       fmt::format("{} '{}': expected one of {}", where, name, fmt::join(choice_names<E>(), ", ")));
 }
 
-// For validate(): throws UsageError "<key> = <value>: <rule>" when `ok` is false. `key` is the
-// full path ("audio.win_length"); `rule` states what is required and, where useful, the fix.
+// For validate(): throws RuleError (a UsageError) "<key> = <value>: <rule>" when `ok` is false.
+// `key` is the full path ("audio.win_length"); `rule` states what is required and, where useful,
+// the fix. The error of a broken rule, with the key, so that parsing can say where the value was
+// set.
+class RuleError : public UsageError {
+ public:
+  RuleError(const std::string& key, const std::string& message) : UsageError(message), key_(key) {}
+  const std::string& key() const { return key_; }
+
+ private:
+  std::string key_;
+};
+
 template <class T>
 void require(bool ok, const char* key, const T& value, const std::string& rule) {
-  if (!ok) throw UsageError(fmt::format("config: {} = {}: {}", key, value, rule));
+  if (!ok) throw RuleError(key, fmt::format("config: {} = {}: {}", key, value, rule));
+}
+
+// For validate(): the ceiling of a number that sizes memory, with `why` no real setup reaches it
+// ("NVIDIA's widest layer has 1024 units").
+template <class T>
+void require_at_most(const char* key, const T& value, const T& ceiling, const char* why) {
+  require(value <= ceiling, key, value,
+          fmt::format("must be at most {} ({}; the number sizes memory)", ceiling, why));
 }
 
 }  // namespace tts::config

@@ -13,6 +13,20 @@ namespace tts::config {
 enum class ModelKind { kTacotron2 };
 TTS_CHOICE_NAMES(ModelKind, {ModelKind::kTacotron2, "tacotron2"});
 
+// Ceilings no real Tacotron-2 reaches: these numbers size the model's weights, so a checkpoint's
+// config may not name a model that exhausts memory (the constructor also refuses a model past
+// model::kMaxParameterBytes as a whole).
+// A layer's width: NVIDIA's widest are its 1024-unit LSTMs.
+inline constexpr int kMaxModelWidth = 8192;
+// A convolution's kernel: NVIDIA's longest is the location features' 31 taps.
+inline constexpr int kMaxKernelSize = 255;
+// Stacked layers (convolutions, CBHG bank kernels and highways): NVIDIA's deepest stack is 5.
+inline constexpr int kMaxLayers = 64;
+// Frames per decoder step (r): Tacotron uses 1 to 5.
+inline constexpr int kMaxFramesPerStep = 32;
+// Decoder steps at inference: NVIDIA's 1000 is 11.6 s at r = 1; 100,000 is about 19 minutes.
+inline constexpr int kMaxDecoderSteps = 100000;
+
 struct ModelOptions {
   // Each field's meaning is documented once, in visit(); dumped configs carry it as a comment.
   ModelKind kind = ModelKind::kTacotron2;

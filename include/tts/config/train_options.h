@@ -39,6 +39,15 @@ struct RScheduleRow {
   }
 };
 
+// Ceilings no real run reaches: these numbers size batches in memory, so a checkpoint's config may
+// not name ones that exhaust it.
+// Utterances per rank in a batch: NVIDIA's is 64; 4096 Tacotron utterances fit no device.
+inline constexpr int kMaxBatchSize = 4096;
+// Micro-batches accumulated per update: 1 to 8 in practice.
+inline constexpr int kMaxAccumulate = 1024;
+// Utterances synthesized at each validation: a handful, each up to model.max_decoder_steps.
+inline constexpr int kMaxValInferenceUtterances = 1000;
+
 struct TrainOptions {
   // Each field's meaning is documented once, in visit(); dumped configs carry it as a comment.
   int batch_size = 64;

@@ -90,4 +90,17 @@ Tacotron2 build_model(const config::Config& config, int64_t n_symbols, int r);
 // Number of parameter elements (trainable tensors; buffers such as BatchNorm statistics excluded).
 int64_t count_parameters(torch::nn::Module& module);
 
+// The largest model the constructor builds: 2 GiB of float32 parameters. NVIDIA's Tacotron-2 has
+// 28 million (0.1 GB); only a config made to exhaust memory reaches this.
+inline constexpr double kMaxParameterBytes = double(int64_t{2} << 30);
+
+// count_parameters() of the Tacotron2 these constructor arguments build, from the shapes alone
+// (a double: the arguments are not bounded yet when it runs).
+double parameter_count_of(const config::ModelOptions& options, int64_t n_symbols, int64_t n_mels,
+                          int64_t n_linear, int64_t max_r);
+
+// Throws tts::Error, with the figure, when build_model(config, n_symbols, ...) would pass
+// kMaxParameterBytes: a checkpoint's config is checked so before anything reads on.
+void require_model_size(const config::Config& config, int64_t n_symbols);
+
 }  // namespace tts::model
