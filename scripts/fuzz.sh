@@ -2,7 +2,7 @@
 # Builds and runs the libFuzzer harnesses of tests/fuzz/ (docs/security.md: what each reads).
 #   scripts/fuzz.sh NAME SECONDS   fuzz one harness for SECONDS; NAME: npy, torch_file,
 #                                  torch_pickle, audio, config, metadata, nvidia_keys,
-#                                  features_yaml
+#                                  features_yaml, report
 #   scripts/fuzz.sh --ci [SECONDS] CI stage: build every harness, replay the regression inputs
 #                                  (tests/fuzz/regressions/NAME/ and the hostile files of
 #                                  tests/data/untrusted/), then fuzz each from its seeds with a
@@ -15,10 +15,12 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build_dir="${FUZZ_BUILD_DIR:-$root/build-fuzz}"
-names=(npy torch_file torch_pickle audio config metadata nvidia_keys features_yaml)
+names=(npy torch_file torch_pickle audio config metadata nvidia_keys features_yaml report)
 # Per input: libFuzzer reports a slower or larger run as a finding (a hang, an allocation no input
 # of this size justifies).
-limits=(-rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20)
+# Inputs up to 4 MiB: attacks by depth (nested containers, alias chains, megabyte keys) need
+# megabytes, which libFuzzer's default (the largest seed, or 4 KiB) never reaches.
+limits=(-rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20 -max_len=4194304)
 export LSAN_OPTIONS="suppressions=$root/tests/fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 export UBSAN_OPTIONS="print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 
@@ -70,6 +72,13 @@ PY
       cp "$root"/configs/*.yaml "$data"/untrusted/*.yaml "$dir/" ;;
     metadata)
       cp "$data/ljspeech_sample_transcripts.txt" "$dir/metadata.csv" ;;
+    report)
+      # metrics.jsonl of a run: train and validation records, as train writes them.
+      printf '%s\n' \
+        '{"kind": "train", "step": 10, "loss": 1.5, "mel_loss": 1.2, "grad_norm": 3, "lr": 0.001, "step_s": 0.5}' \
+        '{"kind": "train", "step": 20, "loss": 1.1, "mel_loss": 0.9, "grad_norm": 2, "lr": 0.001, "step_s": 0.4}' \
+        '{"kind": "val", "step": 20, "loss": 1.2, "diagonal_score": 0.4, "infer_focus_rate": null}' \
+        >"$dir/metrics.jsonl" ;;
     nvidia_keys)
       # The parameter names of NVIDIA's tiny checkpoint, one per line.
       python3 - "$data/nvidia_tacotron2_tiny/checkpoint.pt" "$dir/names.txt" <<'PY' 2>/dev/null || true
@@ -112,7 +121,7 @@ ci_runs() {
   case "$1" in
     npy) echo 300000 ;;
     torch_file | torch_pickle | audio) echo 3000 ;;
-    config | features_yaml) echo 10000 ;;
+    config | features_yaml | report) echo 10000 ;;
     metadata | nvidia_keys) echo 50000 ;;
   esac
 }

@@ -135,8 +135,6 @@ size_t ZipDirectory::read_entry(std::ifstream& in, const std::string& directory,
             "zip record '{}' is compressed (method {}, {} bytes for {}); torch.save stores records "
             "as they are, and a compressed one can inflate far past the file's size",
             name, u16(directory, at + 10), e.compressed, e.uncompressed);
-  TTS_CHECK(e.local_offset <= file_size_ - std::min(file_size_, kLocalSize),
-            "zip record '{}' starts past the end of the file", name);
   const std::string local = read(in, e.local_offset, kLocalSize);
   TTS_CHECK(u32(local, 0) == kLocalSignature, "zip record '{}' has no local header", name);
   const uint64_t data_at = e.local_offset + kLocalSize + u16(local, 26) + u16(local, 28);
