@@ -2,16 +2,14 @@
 
 #include <sndfile.h>
 #include <soxr.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
-#include <filesystem>
 #include <memory>
 
 #include "tts/core/error.h"
+#include "tts/core/fs.h"
 #include "tts/core/logging.h"
 
 namespace tts::audio {
@@ -83,12 +81,10 @@ std::vector<float> to_mono(const std::vector<float>& interleaved, int64_t frames
 
 std::vector<float> read_audio(const std::string& path, const config::AudioOptions& options,
                               int* original_rate) {
-  std::error_code ec;
-  TTS_CHECK(std::filesystem::exists(path, ec), "{}: no such audio file", path);
-  TTS_CHECK(!std::filesystem::is_directory(path, ec),
-            "{}: expected an audio file, found a directory", path);
+  // A corpus's files may be links its owner made; FIFOs and devices are refused without blocking.
+  const FileDescriptor fd = open_regular_file_for_read(path, Symlinks::kFollow);
   SF_INFO info{};
-  SndfilePtr file(sf_open(path.c_str(), SFM_READ, &info));
+  SndfilePtr file(sf_open_fd(fd.get(), SFM_READ, &info, SF_FALSE));
   TTS_CHECK(file != nullptr,
             "{}: cannot read audio: {} (expected WAV, FLAC or OGG readable by libsndfile)", path,
             sf_strerror(nullptr));
@@ -109,8 +105,8 @@ std::vector<float> read_audio(const std::string& path, const config::AudioOption
             kMaxClipSeconds);
   if (int64_t bytes = pcm_bytes_per_sample(info.format); bytes > 0) {
     const int64_t needed = info.frames * info.channels * bytes;  // < 2^38: bounded above
-    const auto size = static_cast<int64_t>(std::filesystem::file_size(path, ec));
-    TTS_CHECK(!ec && needed <= size,
+    const int64_t size = file_size(fd, path);
+    TTS_CHECK(needed <= size,
               "{}: truncated audio: the header announces {} frames x {} channels ({} bytes of "
               "samples), the file has {} bytes; re-export the file",
               path, info.frames, info.channels, needed, size);
@@ -173,30 +169,20 @@ void write_wav(const std::string& path, const std::vector<float>& samples, int s
     double scaled = std::round(static_cast<double>(samples[i]) * 32768.0);
     pcm[i] = static_cast<int16_t>(std::clamp(scaled, -32768.0, 32767.0));
   }
-  const std::string temporary = fmt::format("{}.tmp.{}", path, getpid());
   SF_INFO info{};
   info.samplerate = sample_rate;
   info.channels = 1;
   info.format = SF_FORMAT_WAV | SF_FORMAT_PCM_16;
+  AtomicFile out(path);
   {
-    SndfilePtr file(sf_open(temporary.c_str(), SFM_WRITE, &info));
-    TTS_CHECK(file != nullptr, "{}: cannot write WAV: {} (does the directory exist?)", path,
-              sf_strerror(nullptr));
+    SndfilePtr file(sf_open_fd(out.fd().get(), SFM_WRITE, &info, SF_FALSE));
+    TTS_CHECK(file != nullptr, "{}: cannot write WAV: {}", path, sf_strerror(nullptr));
     sf_count_t written =
         sf_write_short(file.get(), pcm.data(), static_cast<sf_count_t>(pcm.size()));
-    if (written != static_cast<sf_count_t>(pcm.size())) {
-      std::remove(temporary.c_str());
-      throw Error(fmt::format("{}: wrote {} of {} samples: {}", path, written, pcm.size(),
-                              sf_strerror(file.get())));
-    }
+    TTS_CHECK(written == static_cast<sf_count_t>(pcm.size()), "{}: wrote {} of {} samples: {}",
+              path, written, pcm.size(), sf_strerror(file.get()));
   }
-  std::error_code ec;
-  std::filesystem::rename(temporary, path, ec);
-  if (ec) {
-    std::remove(temporary.c_str());
-    throw Error(
-        fmt::format("{}: cannot rename the written WAV into place: {}", path, ec.message()));
-  }
+  out.commit();
 }
 
 }  // namespace tts::audio

@@ -2,6 +2,7 @@
 // bad files preprocessing meets in real corpora (each must be a tts::Error naming the file).
 #include <gtest/gtest.h>
 #include <sndfile.h>
+#include <sys/stat.h>
 
 #include <cmath>
 #include <filesystem>
@@ -159,6 +160,14 @@ TEST(AudioIo, BadFilesAreErrorsNamingTheFile) {
   expect_error_naming(
       tiny, [&] { processor.compute_file(tiny, false); }, "shorter than one frame");
   expect_error_naming(empty, [&] { processor.compute_file(empty, false); });
+}
+
+TEST(AudioIo, AFifoIsRefusedWithoutWaiting) {
+  const std::string path = tmp_path("pipe.wav");
+  std::filesystem::remove(path);
+  ASSERT_EQ(::mkfifo(path.c_str(), 0644), 0);
+  expect_error_naming(
+      path, [&] { read_audio(path, config::AudioOptions{}); }, "FIFO");
 }
 
 TEST(AudioProcessor, RejectsNonFiniteSamples) {
