@@ -26,13 +26,39 @@ constexpr int kMaxSampleRate = 384000;
 constexpr int64_t kMaxClipSeconds = 600;
 // Mono is what training uses; microphone arrays and surround formats stay below this.
 constexpr int kMaxChannels = 32;
+// Samples (frames x channels) one file may decode to: 600 s of 48 kHz mono, about 115 MB as
+// floats. The limits above alone admit 600 s x 384 kHz x 32 channels, 29.5 GB of floats, which a
+// small Vorbis or Opus file of silence can claim; real corpora (16-48 kHz, seconds per clip) stay
+// far below.
+constexpr int64_t kMaxDecodedSamples = kMaxClipSeconds * 48000;
 // Frames read per libsndfile call: the buffer grows with the samples a file really holds, never
 // with the count its header claims.
 constexpr sf_count_t kReadBlockFrames = 1 << 16;
 
-// Bytes per sample of the uncompressed encodings (whose size the file must hold); 0 for the
-// compressed ones (FLAC, Vorbis, ADPCM...), whose length is bounded by kMaxClipSeconds instead.
+// Containers that store samples as they are, so that their size bounds the samples they hold.
+// FLAC reports a PCM subtype too (the depth it decodes to), which is why the container decides.
+bool is_uncompressed_container(int format) {
+  switch (format & SF_FORMAT_TYPEMASK) {
+    case SF_FORMAT_WAV:
+    case SF_FORMAT_WAVEX:
+    case SF_FORMAT_W64:
+    case SF_FORMAT_RF64:
+    case SF_FORMAT_AIFF:
+    case SF_FORMAT_AU:
+    case SF_FORMAT_RAW:
+    case SF_FORMAT_CAF:
+    case SF_FORMAT_NIST:
+    case SF_FORMAT_IRCAM:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Bytes per sample that an uncompressed container's file must hold; 0 for compressed containers
+// and encodings (FLAC, Vorbis, Opus, ADPCM...), whose decoded length kMaxDecodedSamples bounds.
 int64_t pcm_bytes_per_sample(int format) {
+  if (!is_uncompressed_container(format)) return 0;
   switch (format & SF_FORMAT_SUBMASK) {
     case SF_FORMAT_PCM_S8:
     case SF_FORMAT_PCM_U8:
@@ -103,15 +129,21 @@ std::vector<float> read_audio(const std::string& path, const config::AudioOption
             "refused (training utterances last seconds): split the file, or it is damaged",
             path, info.frames, static_cast<double>(info.frames) / info.samplerate, info.samplerate,
             kMaxClipSeconds);
+  const int64_t samples = info.frames * info.channels;  // < 2^38: both bounded above
+  TTS_CHECK(samples <= kMaxDecodedSamples,
+            "{}: the header announces {} frames x {} channels = {} samples; a clip may decode to "
+            "at most {} (600 s of 48 kHz mono): split the file or convert it to mono",
+            path, info.frames, info.channels, samples, kMaxDecodedSamples);
   if (int64_t bytes = pcm_bytes_per_sample(info.format); bytes > 0) {
-    const int64_t needed = info.frames * info.channels * bytes;  // < 2^38: bounded above
+    const int64_t needed = samples * bytes;
     const int64_t size = file_size(fd, path);
     TTS_CHECK(needed <= size,
               "{}: truncated audio: the header announces {} frames x {} channels ({} bytes of "
               "samples), the file has {} bytes; re-export the file",
               path, info.frames, info.channels, needed, size);
   }
-  // Integer PCM of any width reads as x / 2^(bits-1), the int16/32768 convention.
+  // Integer PCM of any width reads as x / 2^(bits-1), the int16/32768 convention. Decoding
+  // follows the frames really decoded, block by block, never past the count checked above.
   sf_command(file.get(), SFC_SET_NORM_FLOAT, nullptr, SF_TRUE);
   std::vector<float> interleaved;
   sf_count_t read = 0;

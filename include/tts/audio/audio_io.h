@@ -16,7 +16,8 @@ namespace tts::audio {
 // naming the file for a missing file, anything but a regular file (a FIFO is refused without
 // blocking; a symlink is followed), unreadable or empty audio, NaN/Inf samples, and before reading
 // any sample for a header outside the limits (docs/security.md: a rate outside 1-384 kHz, more
-// than 32 channels, more than 600 s, more samples than the file can hold).
+// than 32 channels, more than 600 s, more than 28.8 million samples, more samples than an
+// uncompressed container can hold).
 std::vector<float> read_audio(const std::string& path, const config::AudioOptions& options,
                               int* original_rate = nullptr);
 
