@@ -2,16 +2,14 @@
 
 #include <sndfile.h>
 #include <soxr.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
-#include <filesystem>
 #include <memory>
 
 #include "tts/core/error.h"
+#include "tts/core/fs.h"
 #include "tts/core/logging.h"
 
 namespace tts::audio {
@@ -28,13 +26,39 @@ constexpr int kMaxSampleRate = 384000;
 constexpr int64_t kMaxClipSeconds = 600;
 // Mono is what training uses; microphone arrays and surround formats stay below this.
 constexpr int kMaxChannels = 32;
+// Samples (frames x channels) one file may decode to: 600 s of 48 kHz mono, about 115 MB as
+// floats. The limits above alone admit 600 s x 384 kHz x 32 channels, 29.5 GB of floats, which a
+// small Vorbis or Opus file of silence can claim; real corpora (16-48 kHz, seconds per clip) stay
+// far below.
+constexpr int64_t kMaxDecodedSamples = kMaxClipSeconds * 48000;
 // Frames read per libsndfile call: the buffer grows with the samples a file really holds, never
 // with the count its header claims.
 constexpr sf_count_t kReadBlockFrames = 1 << 16;
 
-// Bytes per sample of the uncompressed encodings (whose size the file must hold); 0 for the
-// compressed ones (FLAC, Vorbis, ADPCM...), whose length is bounded by kMaxClipSeconds instead.
+// Containers that store samples as they are, so that their size bounds the samples they hold.
+// FLAC reports a PCM subtype too (the depth it decodes to), which is why the container decides.
+bool is_uncompressed_container(int format) {
+  switch (format & SF_FORMAT_TYPEMASK) {
+    case SF_FORMAT_WAV:
+    case SF_FORMAT_WAVEX:
+    case SF_FORMAT_W64:
+    case SF_FORMAT_RF64:
+    case SF_FORMAT_AIFF:
+    case SF_FORMAT_AU:
+    case SF_FORMAT_RAW:
+    case SF_FORMAT_CAF:
+    case SF_FORMAT_NIST:
+    case SF_FORMAT_IRCAM:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Bytes per sample that an uncompressed container's file must hold; 0 for compressed containers
+// and encodings (FLAC, Vorbis, Opus, ADPCM...), whose decoded length kMaxDecodedSamples bounds.
 int64_t pcm_bytes_per_sample(int format) {
+  if (!is_uncompressed_container(format)) return 0;
   switch (format & SF_FORMAT_SUBMASK) {
     case SF_FORMAT_PCM_S8:
     case SF_FORMAT_PCM_U8:
@@ -83,12 +107,10 @@ std::vector<float> to_mono(const std::vector<float>& interleaved, int64_t frames
 
 std::vector<float> read_audio(const std::string& path, const config::AudioOptions& options,
                               int* original_rate) {
-  std::error_code ec;
-  TTS_CHECK(std::filesystem::exists(path, ec), "{}: no such audio file", path);
-  TTS_CHECK(!std::filesystem::is_directory(path, ec),
-            "{}: expected an audio file, found a directory", path);
+  // A corpus's files may be links its owner made; FIFOs and devices are refused without blocking.
+  const FileDescriptor fd = open_regular_file_for_read(path, Symlinks::kFollow);
   SF_INFO info{};
-  SndfilePtr file(sf_open(path.c_str(), SFM_READ, &info));
+  SndfilePtr file(sf_open_fd(fd.get(), SFM_READ, &info, SF_FALSE));
   TTS_CHECK(file != nullptr,
             "{}: cannot read audio: {} (expected WAV, FLAC or OGG readable by libsndfile)", path,
             sf_strerror(nullptr));
@@ -107,15 +129,21 @@ std::vector<float> read_audio(const std::string& path, const config::AudioOption
             "refused (training utterances last seconds): split the file, or it is damaged",
             path, info.frames, static_cast<double>(info.frames) / info.samplerate, info.samplerate,
             kMaxClipSeconds);
+  const int64_t samples = info.frames * info.channels;  // < 2^38: both bounded above
+  TTS_CHECK(samples <= kMaxDecodedSamples,
+            "{}: the header announces {} frames x {} channels = {} samples; a clip may decode to "
+            "at most {} (600 s of 48 kHz mono): split the file or convert it to mono",
+            path, info.frames, info.channels, samples, kMaxDecodedSamples);
   if (int64_t bytes = pcm_bytes_per_sample(info.format); bytes > 0) {
-    const int64_t needed = info.frames * info.channels * bytes;  // < 2^38: bounded above
-    const auto size = static_cast<int64_t>(std::filesystem::file_size(path, ec));
-    TTS_CHECK(!ec && needed <= size,
+    const int64_t needed = samples * bytes;
+    const int64_t size = file_size(fd, path);
+    TTS_CHECK(needed <= size,
               "{}: truncated audio: the header announces {} frames x {} channels ({} bytes of "
               "samples), the file has {} bytes; re-export the file",
               path, info.frames, info.channels, needed, size);
   }
-  // Integer PCM of any width reads as x / 2^(bits-1), the int16/32768 convention.
+  // Integer PCM of any width reads as x / 2^(bits-1), the int16/32768 convention. Decoding
+  // follows the frames really decoded, block by block, never past the count checked above.
   sf_command(file.get(), SFC_SET_NORM_FLOAT, nullptr, SF_TRUE);
   std::vector<float> interleaved;
   sf_count_t read = 0;
@@ -173,30 +201,20 @@ void write_wav(const std::string& path, const std::vector<float>& samples, int s
     double scaled = std::round(static_cast<double>(samples[i]) * 32768.0);
     pcm[i] = static_cast<int16_t>(std::clamp(scaled, -32768.0, 32767.0));
   }
-  const std::string temporary = fmt::format("{}.tmp.{}", path, getpid());
   SF_INFO info{};
   info.samplerate = sample_rate;
   info.channels = 1;
   info.format = SF_FORMAT_WAV | SF_FORMAT_PCM_16;
+  AtomicFile out(path);
   {
-    SndfilePtr file(sf_open(temporary.c_str(), SFM_WRITE, &info));
-    TTS_CHECK(file != nullptr, "{}: cannot write WAV: {} (does the directory exist?)", path,
-              sf_strerror(nullptr));
+    SndfilePtr file(sf_open_fd(out.fd().get(), SFM_WRITE, &info, SF_FALSE));
+    TTS_CHECK(file != nullptr, "{}: cannot write WAV: {}", path, sf_strerror(nullptr));
     sf_count_t written =
         sf_write_short(file.get(), pcm.data(), static_cast<sf_count_t>(pcm.size()));
-    if (written != static_cast<sf_count_t>(pcm.size())) {
-      std::remove(temporary.c_str());
-      throw Error(fmt::format("{}: wrote {} of {} samples: {}", path, written, pcm.size(),
-                              sf_strerror(file.get())));
-    }
+    TTS_CHECK(written == static_cast<sf_count_t>(pcm.size()), "{}: wrote {} of {} samples: {}",
+              path, written, pcm.size(), sf_strerror(file.get()));
   }
-  std::error_code ec;
-  std::filesystem::rename(temporary, path, ec);
-  if (ec) {
-    std::remove(temporary.c_str());
-    throw Error(
-        fmt::format("{}: cannot rename the written WAV into place: {}", path, ec.message()));
-  }
+  out.commit();
 }
 
 }  // namespace tts::audio

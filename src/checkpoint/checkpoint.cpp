@@ -2,7 +2,6 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -140,14 +139,23 @@ OptimizerState read_optimizer(const PickleValue& adam, const std::string& path) 
 }
 
 // step_00001234.pt -> 1234; -1 for other names.
+// The N of a checkpoint named exactly `step_N.pt` (N: 1 to 18 digits), or -1 for any other name:
+// a name such as "step_1';x;#.pt" is no checkpoint, whatever digits it starts with.
 int64_t step_of(const fs::path& file) {
-  std::string name = file.filename().string();
-  if (name.rfind("step_", 0) != 0 || file.extension() != ".pt") return -1;
-  try {
-    return std::stoll(name.substr(5, name.size() - 8));
-  } catch (const std::exception&) {
+  const std::string name = file.filename().string();
+  constexpr size_t kPrefix = 5;  // "step_"
+  constexpr size_t kSuffix = 3;  // ".pt"
+  if (name.size() < kPrefix + 1 + kSuffix || name.size() > kPrefix + 18 + kSuffix ||
+      name.compare(0, kPrefix, "step_") != 0 ||
+      name.compare(name.size() - kSuffix, kSuffix, ".pt") != 0) {
     return -1;
   }
+  int64_t step = 0;
+  for (size_t i = kPrefix; i < name.size() - kSuffix; ++i) {
+    if (name[i] < '0' || name[i] > '9') return -1;
+    step = step * 10 + (name[i] - '0');  // at most 18 digits: no overflow
+  }
+  return step;
 }
 
 }  // namespace
@@ -334,34 +342,35 @@ void write_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
 }
 
 std::string save_checkpoint(const std::string& dir, const Checkpoint& checkpoint, int keep) {
-  fs::create_directories(dir);
+  create_folder(dir);
   std::string name = fmt::format("step_{:08d}.pt", checkpoint.state.step);
   std::string path = (fs::path(dir) / name).string();
   write_checkpoint(path, checkpoint);
-
-  fs::path latest = fs::path(dir) / "latest";
-  fs::path temporary_link = fs::path(dir) / ("latest.tmp." + std::to_string(getpid()));
-  fs::remove(temporary_link);
-  fs::create_symlink(name, temporary_link);
-  fs::rename(temporary_link, latest);
+  replace_symlink((fs::path(dir) / "latest").string(), name);
 
   std::vector<std::string> files = checkpoint_files(dir);
+  std::error_code ec;  // a file that cannot be removed stays: the next save tries again
   for (size_t i = static_cast<size_t>(std::max(keep, 1)); i < files.size(); ++i) {
-    fs::remove(files[i]);
+    fs::remove(files[i], ec);  // a symlink is removed itself, never what it points to
   }
   return path;
 }
 
 std::vector<std::string> checkpoint_files(const std::string& path) {
   fs::path p(path);
-  if (fs::is_directory(p / "checkpoints")) p /= "checkpoints";
+  std::error_code ec;
+  // A run's checkpoints/ and its latest are looked at, never followed (load_checkpoint refuses a
+  // checkpoints/ link and a step_N.pt that is not a regular file).
+  if (fs::exists(fs::symlink_status(p / "checkpoints", ec))) p /= "checkpoints";
   if (p.filename() == "latest") p = p.parent_path();  // the newest step_N.pt, as latest points
-  if (!fs::is_directory(p)) return {p.string()};
+  if (!fs::is_directory(p, ec)) return {p.string()};
+  create_folder(p.string());  // an existing real folder passes; a link is refused by name
   std::vector<std::pair<int64_t, std::string>> found;
-  for (const auto& item : fs::directory_iterator(p)) {
-    int64_t step = step_of(item.path());
-    if (step >= 0 && item.is_regular_file()) found.emplace_back(step, item.path().string());
+  for (fs::directory_iterator it(p, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    int64_t step = step_of(it->path());
+    if (step >= 0) found.emplace_back(step, it->path().string());
   }
+  TTS_CHECK(!ec, "cannot list the checkpoints in '{}': {}", p.string(), ec.message());
   std::sort(found.rbegin(), found.rend());
   std::vector<std::string> files;
   for (auto& [step, file] : found) files.push_back(file);
@@ -369,21 +378,21 @@ std::vector<std::string> checkpoint_files(const std::string& path) {
 }
 
 Checkpoint load_checkpoint(const std::string& path) {
+  std::error_code ec;
   std::string file = path;
-  if (fs::is_directory(path)) {
+  if (fs::is_directory(path, ec) || fs::path(path).filename() == "latest") {
     std::vector<std::string> files = checkpoint_files(path);
     TTS_CHECK(!files.empty(),
               "no checkpoint in '{}': expected step_N.pt files written by tts-train train", path);
     file = files.front();
   }
-  TTS_CHECK(fs::exists(file), "checkpoint '{}' does not exist", file);
-  if (fs::is_symlink(file)) {  // name the file `latest` points to in what follows
-    file = (fs::path(file).parent_path() / fs::read_symlink(file)).string();
-  }
+  TTS_CHECK(fs::exists(fs::symlink_status(file, ec)), "checkpoint '{}' does not exist", file);
+  // A regular file, not a link out of the run nor a FIFO, when the reader below opens it.
+  const int64_t size = file_size(open_regular_file_for_read(file), file);
   TTS_CHECK(formats::is_zip_file(file),
             "checkpoint '{}' is corrupt or not a checkpoint ({} bytes, not the zip archive "
             "tts-train writes); use an earlier checkpoint",
-            file, fs::file_size(file));
+            file, size);
   const PickleValue root = [&] {
     try {
       return formats::read_torch_file(file);
@@ -480,7 +489,8 @@ data::Phase checkpoint_phase(const Checkpoint& checkpoint, const config::Config&
 
 Checkpoint load_newest_checkpoint(const std::string& path, std::string* loaded_from) {
   std::vector<std::string> files = checkpoint_files(path);
-  TTS_CHECK(!files.empty() && fs::exists(files.front()),
+  std::error_code ec;
+  TTS_CHECK(!files.empty() && fs::exists(fs::symlink_status(files.front(), ec)),
             "no checkpoint in '{}': expected step_N.pt files written by tts-train train", path);
   std::string errors;
   for (const auto& file : files) {

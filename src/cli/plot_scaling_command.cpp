@@ -26,7 +26,7 @@ Runner setup_plot_scaling(CLI::App& app) {
   return [args]() {
     std::string text;
     try {
-      text = read_file(args->table);
+      text = read_file(args->table, Symlinks::kFollow);  // named by the user
     } catch (const Error& e) {
       throw UsageError(e.what());
     }

@@ -9,6 +9,7 @@
 #include "tts/checkpoint/checkpoint.h"
 #include "tts/cli/command.h"
 #include "tts/core/error.h"
+#include "tts/core/fs.h"
 #include "tts/core/logging.h"
 #include "tts/dist/communicator.h"
 #include "tts/dist/launcher.h"
@@ -85,10 +86,10 @@ Runner setup_train(CLI::App& app) {
                                   args->train.run_dir + "/logs");
     }
     apply_log_level(&config, rank.rank, rank.world_size);
-    std::filesystem::create_directories(args->train.run_dir);
+    std::filesystem::create_directories(args->train.run_dir);  // named by the user: may be a link
     if (rank.rank == 0) log::add_file(args->train.run_dir + "/train.log");
     // Every rank's own failures stay in the run directory, also those of ranks on other hosts.
-    std::filesystem::create_directories(args->train.run_dir + "/logs");
+    create_folder(args->train.run_dir + "/logs");
     log::add_file(fmt::format("{}/logs/rank_{}.log", args->train.run_dir, rank.rank),
                   spdlog::level::warn);
     const std::string checkpoints = args->train.run_dir + "/checkpoints";

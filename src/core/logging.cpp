@@ -1,6 +1,6 @@
 #include "tts/core/logging.h"
 
-#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 
 #include <cstdlib>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tts/core/error.h"
+#include "tts/core/fs.h"
 
 namespace tts::log {
 namespace {
@@ -20,6 +21,25 @@ struct State {
   std::vector<std::shared_ptr<spdlog::logger>> loggers;
 
   State() { sinks.push_back(std::make_shared<spdlog::sinks::stderr_color_sink_mt>()); }
+};
+
+// Appends formatted lines to a file opened by open_for_append (never through a symlink, never a
+// FIFO); spdlog's own file sink opens its path with fopen, which follows links.
+class AppendSink : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  explicit AppendSink(const std::string& path) : path_(path), fd_(open_for_append(path)) {}
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& message) override {
+    spdlog::memory_buf_t line;
+    formatter_->format(message, line);
+    write_all(fd_, std::string_view(line.data(), line.size()), path_);
+  }
+  void flush_() override {}  // every line is written by write(2) at once
+
+ private:
+  std::string path_;
+  FileDescriptor fd_;
 };
 
 State& state() {
@@ -52,7 +72,7 @@ void setup(const LogSetup& setup) {
 void add_file(const std::string& path, spdlog::level::level_enum level) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
-  auto sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(path);
+  auto sink = std::make_shared<AppendSink>(path);
   sink->set_level(level);
   s.sinks.push_back(sink);
   for (auto& logger : s.loggers) apply(s, *logger);

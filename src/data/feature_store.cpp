@@ -229,8 +229,7 @@ std::vector<std::string> settings_mismatches(const config::Config& store,
 
 std::vector<Utterance> read_utterance_list(const std::string& dir, const std::string& file_name) {
   std::string path = dir + "/" + file_name;
-  std::ifstream in(path);
-  TTS_CHECK(in.good(), "{}: cannot be read; re-run tts-train preprocess to write the store", path);
+  std::istringstream in(read_file(path));
   std::string line;
   std::getline(in, line);
   if (!line.empty() && line.back() == '\r') line.pop_back();

@@ -103,7 +103,7 @@ Metadata read_ljspeech_metadata(const std::string& corpus_dir) {
             "no '{}': an LJSpeech-format corpus has metadata.csv (lines ID|raw|normalized) and "
             "wavs/ID.wav; check --input",
             path);
-  return parse_ljspeech_metadata(read_file(path));
+  return parse_ljspeech_metadata(read_file(path, Symlinks::kFollow));  // a corpus is the user's
 }
 
 std::string ljspeech_wav_path(const std::string& corpus_dir, const std::string& id) {

@@ -67,14 +67,13 @@ struct JournalRecord {
 // does not parse and is ignored.
 class Journal {
  public:
-  Journal(const std::string& path, bool keep_records) : path_(path) {
+  Journal(const std::string& path, bool keep_records)
+      : path_(path), out_(open_for_append(path, !keep_records)) {
     if (keep_records) {
-      std::ifstream in(path);
+      std::istringstream in(read_file(path));
       std::string line;
       while (std::getline(in, line)) parse(line);
     }
-    out_.open(path, keep_records ? std::ios::app : std::ios::trunc);
-    TTS_CHECK(out_.good(), "cannot write '{}': {}", path, std::strerror(errno));
   }
 
   const JournalRecord* find(const std::string& id) const {
@@ -84,10 +83,10 @@ class Journal {
 
   void append(const std::string& id, const JournalRecord& record) {
     std::lock_guard<std::mutex> lock(mutex_);
-    out_ << fmt::format("{}\t{}\t{}\t{}\t{}\t{}\n", id, record.n_frames, record.n_samples,
-                        record.original_rate, record.stamp.size, record.stamp.mtime)
-         << std::flush;
-    TTS_CHECK(out_.good(), "cannot write '{}': {}", path_, std::strerror(errno));
+    write_all(out_,
+              fmt::format("{}\t{}\t{}\t{}\t{}\t{}\n", id, record.n_frames, record.n_samples,
+                          record.original_rate, record.stamp.size, record.stamp.mtime),
+              path_);
   }
 
  private:
@@ -106,7 +105,7 @@ class Journal {
   std::string path_;
   std::unordered_map<std::string, JournalRecord> records_;
   std::mutex mutex_;
-  std::ofstream out_;
+  FileDescriptor out_;
 };
 
 // "key: value" pairs of a dump_sections() text (comments dropped).
@@ -165,8 +164,7 @@ bool check_earlier_run(const std::string& output_dir, const config::Config& conf
       fs::remove_all(fs::path(output_dir) / "linear", error);
     }
   }
-  fs::create_directories(state, error);
-  TTS_CHECK(!error, "cannot create '{}': {}", state.string(), error.message());
+  create_folder(state.string());
   if (!reusable) {
     fs::remove(state / kJournalFile, error);
     write_file_atomic(settings_path.string(), settings);
@@ -257,6 +255,11 @@ Outcome process(const Job& job, const audio::AudioProcessor& audio, const Metada
       features = audio.compute(samples, options.linear);
     } catch (const audio::UnusableAudio& e) {
       return skip(fmt::format("{}: '{}': {}", e.category(), wav, e.what()));
+    } catch (const std::bad_alloc&) {
+      return skip(fmt::format(
+          "bad audio: '{}': computing its features needs more memory than this machine has; the "
+          "file is damaged or far longer than speech clips",
+          wav));
     } catch (const std::exception& e) {
       std::string message = e.what();
       if (message.find(wav) == std::string::npos) message = wav + ": " + message;

@@ -107,10 +107,8 @@ std::string format_features_yaml(const config::Config& config, const StoreCounts
 
 StoreWriter::StoreWriter(std::string dir, bool with_linear)
     : dir_(std::move(dir)), with_linear_(with_linear) {
-  std::error_code error;
-  fs::create_directories(fs::path(dir_) / "mels", error);
-  if (!error && with_linear_) fs::create_directories(fs::path(dir_) / "linear", error);
-  TTS_CHECK(!error, "cannot create the feature store '{}': {}", dir_, error.message());
+  create_folder((fs::path(dir_) / "mels").string());
+  if (with_linear_) create_folder((fs::path(dir_) / "linear").string());
 }
 
 StoreRow StoreWriter::write_utterance(const std::string& id, const audio::Features& features,

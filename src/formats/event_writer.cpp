@@ -97,8 +97,7 @@ EventWriter::EventWriter(const std::string& directory) {
   gethostname(host, sizeof(host) - 1);
   path_ = fmt::format("{}/events.out.tfevents.{}.{}", directory, static_cast<int64_t>(wall_time()),
                       host);
-  out_.open(path_, std::ios::binary | std::ios::app);
-  TTS_CHECK(out_.good(), "cannot create the TensorBoard event file '{}'", path_);
+  fd_ = open_for_append(path_);
   std::string event;
   put_fixed(event, 1, wall_time());
   put_bytes(event, 3, "brain.Event:2");  // file_version
@@ -142,15 +141,14 @@ void EventWriter::add_audio(const std::string& tag, const std::string& wav, int 
   write_event(event_with_summary(step, summary_of(tag, 6, audio)));  // Value.audio = 6
 }
 
-void EventWriter::flush() { out_.flush(); }
-
 void EventWriter::write_event(const std::string& event_body) {
   // TFRecord: uint64 length, masked crc32c of the length, data, masked crc32c of the data.
   uint64_t length = event_body.size();
   std::string length_bytes(reinterpret_cast<const char*>(&length), 8);
-  out_ << length_bytes << le32(masked_crc(length_bytes)) << event_body
-       << le32(masked_crc(event_body));
-  TTS_CHECK(out_.good(), "cannot write the TensorBoard event file '{}'", path_);
+  write_all(
+      fd_,
+      length_bytes + le32(masked_crc(length_bytes)) + event_body + le32(masked_crc(event_body)),
+      path_);
 }
 
 }  // namespace tts::formats

@@ -7,7 +7,6 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <numeric>
 #include <optional>
 
@@ -158,15 +157,15 @@ void write_npy(const std::string& path, const float* data, const std::vector<int
   write_file_atomic(path, bytes);
 }
 
-NpyHeader read_npy_header(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  TTS_CHECK(in.good(), "cannot open '{}': {}", path, std::strerror(errno));
+namespace {
+
+NpyHeader read_header(const FileDescriptor& fd, const std::string& path) {
   // Every length below is compared with the file's real size before it sizes anything.
-  const auto file_bytes = static_cast<int64_t>(in.tellg());
-  in.seekg(0);
+  const int64_t file_bytes = file_size(fd, path);
+  const std::string start = read_at(fd, path, 0, 12);
   char prefix[12] = {};
-  in.read(prefix, 10);
-  TTS_CHECK(in.gcount() == 10 && std::memcmp(prefix, kMagic, 6) == 0,
+  std::memcpy(prefix, start.data(), start.size());
+  TTS_CHECK(start.size() >= 10 && std::memcmp(prefix, kMagic, 6) == 0,
             "{}: not a NumPy .npy file (no \\x93NUMPY magic); expected an array written by "
             "numpy.save or tts-train",
             path);
@@ -177,8 +176,7 @@ NpyHeader read_npy_header(const std::string& path) {
   if (major != 1) {
     TTS_CHECK(major == 2 || major == 3,
               "{}: .npy format version {} is not supported (expected 1, 2 or 3)", path, major);
-    in.read(prefix + 10, 2);
-    TTS_CHECK(in.gcount() == 2,
+    TTS_CHECK(start.size() == 12,
               "{}: truncated .npy file: the version {} header length is cut short", path, major);
     header_len |= (byte(10) << 16) | (byte(11) << 24);
     offset = 12;
@@ -190,9 +188,9 @@ NpyHeader read_npy_header(const std::string& path) {
   TTS_CHECK(static_cast<int64_t>(offset + header_len) <= file_bytes,
             "{}: truncated .npy header: it claims {} bytes, the file has {} after the magic", path,
             header_len, file_bytes - static_cast<int64_t>(offset));
-  std::string header(header_len, '\0');
-  in.read(header.data(), static_cast<std::streamsize>(header_len));
-  TTS_CHECK(static_cast<size_t>(in.gcount()) == header_len, "{}: truncated .npy header", path);
+  const std::string header =
+      read_at(fd, path, static_cast<int64_t>(offset), static_cast<int64_t>(header_len));
+  TTS_CHECK(header.size() == header_len, "{}: truncated .npy header", path);
 
   NpyHeader result;
   result.data_offset = offset + header_len;
@@ -225,8 +223,15 @@ NpyHeader read_npy_header(const std::string& path) {
   return result;
 }
 
+}  // namespace
+
+NpyHeader read_npy_header(const std::string& path) {
+  return read_header(open_regular_file_for_read(path), path);
+}
+
 NpyArray read_npy(const std::string& path) {
-  NpyHeader header = read_npy_header(path);
+  const FileDescriptor fd = open_regular_file_for_read(path);
+  NpyHeader header = read_header(fd, path);
   const size_t item = item_size(header.dtype);
   TTS_CHECK(item != 0,
             "{}: dtype '{}' is not supported; expected little-endian float32 ('<f4') (float64 and "
@@ -237,13 +242,11 @@ NpyArray read_npy(const std::string& path) {
   // read_npy_header has checked count * item against the file's size: this allocation is no
   // larger than the file.
   const auto count = static_cast<size_t>(header.element_count);
-  std::ifstream in(path, std::ios::binary);
-  in.seekg(static_cast<std::streamoff>(header.data_offset));
-  std::string bytes(count * item, '\0');
-  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  TTS_CHECK(static_cast<size_t>(in.gcount()) == bytes.size(),
+  const std::string bytes = read_at(fd, path, static_cast<int64_t>(header.data_offset),
+                                    static_cast<int64_t>(count * item));
+  TTS_CHECK(bytes.size() == count * item,
             "{}: truncated .npy data: shape {} needs {} bytes, the file has {}", path,
-            shape_text(array.shape), bytes.size(), in.gcount());
+            shape_text(array.shape), count * item, bytes.size());
   array.data.resize(count);
   if (header.dtype == "<f4") {
     if (!bytes.empty()) std::memcpy(array.data.data(), bytes.data(), bytes.size());

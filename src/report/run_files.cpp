@@ -2,7 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
+#include "tts/core/error.h"
+#include "tts/core/fs.h"
 
 namespace tts::report {
 namespace fs = std::filesystem;
@@ -30,18 +31,21 @@ std::optional<uint64_t> regular_file_size(const fs::path& path, std::string* why
 
 namespace {
 
-// `count` bytes of `path` from byte `start`; nullopt (and `why`) when they cannot be read.
+// `count` bytes of `path` from byte `start`; nullopt (and `why`) when they cannot be read. The
+// file is opened as fs.h opens what a run folder holds: no link, nothing but a regular file (it
+// may have been replaced since regular_file_size looked).
 std::optional<std::string> read_range(const fs::path& path, uint64_t start, uint64_t count,
                                       std::string* why) {
-  std::ifstream in(path, std::ios::binary);
-  in.seekg(static_cast<std::streamoff>(start));
-  std::string bytes(count, '\0');
-  in.read(bytes.data(), static_cast<std::streamsize>(count));
-  if (!in) {
-    *why = "cannot be read";
-    return std::nullopt;
+  try {
+    const FileDescriptor fd = open_regular_file_for_read(path.string());
+    std::string bytes =
+        read_at(fd, path.string(), static_cast<int64_t>(start), static_cast<int64_t>(count));
+    if (bytes.size() == count) return bytes;
+    *why = "cut short while it was read";
+  } catch (const Error& e) {
+    *why = e.what();
   }
-  return bytes;
+  return std::nullopt;
 }
 
 }  // namespace

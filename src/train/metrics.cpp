@@ -30,10 +30,7 @@ bool side_work(const std::string& what, int64_t step, const std::function<void()
 }
 
 MetricSink::MetricSink(const std::string& run_dir, bool tensorboard)
-    : jsonl_path_(run_dir + "/metrics.jsonl") {
-  jsonl_.open(jsonl_path_, std::ios::app);
-  TTS_CHECK(jsonl_.good(), "cannot write '{}': check that the run directory is writable",
-            jsonl_path_);
+    : jsonl_path_(run_dir + "/metrics.jsonl"), jsonl_(open_for_append(jsonl_path_)) {
   if (tensorboard) {
     side_work("creating the TensorBoard event file", 0,
               [&] { events_ = std::make_unique<formats::EventWriter>(run_dir); });
@@ -42,14 +39,12 @@ MetricSink::MetricSink(const std::string& run_dir, bool tensorboard)
 
 void MetricSink::write(const MetricRecord& record, int64_t step) {
   if (!jsonl_failed_) {
-    jsonl_ << record.to_json() << '\n';
-    jsonl_.flush();
-    if (!jsonl_.good()) {
+    const bool written = side_work("appending to " + jsonl_path_, step, [&] {
+      write_all(jsonl_, record.to_json() + "\n", jsonl_path_);
+    });
+    if (!written) {
       jsonl_failed_ = true;
-      log::get("train")->warn(
-          "step {}: cannot append to '{}' (disk full?); metrics.jsonl stops here, training goes "
-          "on",
-          step, jsonl_path_);
+      log::get("train")->warn("metrics.jsonl stops at step {}, training goes on", step);
     }
   }
   with_events("writing TensorBoard scalars", step, [&](formats::EventWriter& events) {
@@ -73,7 +68,6 @@ void MetricSink::with_events(const std::string& what, int64_t step,
 }
 
 void MetricSink::flush() {
-  jsonl_.flush();
   if (events_) events_->flush();
 }
 

@@ -104,7 +104,7 @@ Run::Run(const config::Config& config, const TrainArgs& args, dist::Communicator
   if (is_root()) {
     for (const char* dir : {"/plots", "/samples"}) {
       side_work(fmt::format("creating {}{}", args.run_dir, dir), state_.step,
-                [&] { fs::create_directories(args.run_dir + dir); });
+                [&] { create_folder(args.run_dir + dir); });
     }
     write_file_atomic(args.run_dir + "/config.yaml", config::dump_config(config));
     metrics_ = std::make_unique<MetricSink>(args.run_dir, config.logging.tensorboard);

@@ -2,6 +2,7 @@
 // bad files preprocessing meets in real corpora (each must be a tts::Error naming the file).
 #include <gtest/gtest.h>
 #include <sndfile.h>
+#include <sys/stat.h>
 
 #include <cmath>
 #include <filesystem>
@@ -18,13 +19,14 @@ namespace {
 
 using testing::tmp_path;
 
-// Writes interleaved float samples with libsndfile in `format` (e.g. SF_FORMAT_PCM_24).
+// Writes interleaved float samples with libsndfile in `format` (e.g. SF_FORMAT_PCM_24) inside
+// `container` (WAV unless told).
 void write_with_sndfile(const std::string& path, const std::vector<float>& interleaved,
-                        int channels, int rate, int format) {
+                        int channels, int rate, int format, int container = SF_FORMAT_WAV) {
   SF_INFO info{};
   info.samplerate = rate;
   info.channels = channels;
-  info.format = SF_FORMAT_WAV | format;
+  info.format = container | format;
   SNDFILE* file = sf_open(path.c_str(), SFM_WRITE, &info);
   ASSERT_NE(file, nullptr) << sf_strerror(nullptr);
   sf_command(file, SFC_SET_NORM_FLOAT, nullptr, SF_TRUE);
@@ -159,6 +161,57 @@ TEST(AudioIo, BadFilesAreErrorsNamingTheFile) {
   expect_error_naming(
       tiny, [&] { processor.compute_file(tiny, false); }, "shorter than one frame");
   expect_error_naming(empty, [&] { processor.compute_file(empty, false); });
+}
+
+// FLAC reports a PCM subtype: the check that an uncompressed file holds its samples goes by the
+// container, so FLAC reads (its samples exactly the WAV's) and Vorbis reads (closely).
+TEST(AudioIo, FlacAndVorbisReadLikeTheirWav) {
+  config::AudioOptions options;
+  const std::vector<float> sine = testing::sine(440.0, 0.5, 22050, 0.5);
+  const std::string wav = tmp_path("same.wav");
+  const std::string flac = tmp_path("same.flac");
+  const std::string ogg = tmp_path("same.ogg");
+  write_with_sndfile(wav, sine, 1, 22050, SF_FORMAT_PCM_16);
+  write_with_sndfile(flac, sine, 1, 22050, SF_FORMAT_PCM_16, SF_FORMAT_FLAC);
+  write_with_sndfile(ogg, sine, 1, 22050, SF_FORMAT_VORBIS, SF_FORMAT_OGG);
+  const std::vector<float> from_wav = read_audio(wav, options);
+  EXPECT_EQ(read_audio(flac, options), from_wav);
+  const std::vector<float> from_ogg = read_audio(ogg, options);
+  ASSERT_EQ(from_ogg.size(), from_wav.size());
+  double error = 0;
+  double energy = 0;
+  for (size_t i = 0; i < from_wav.size(); ++i) {
+    error += (from_ogg[i] - from_wav[i]) * (from_ogg[i] - from_wav[i]);
+    energy += from_wav[i] * from_wav[i];
+  }
+  EXPECT_LT(std::sqrt(error / energy), 0.1) << "Vorbis is lossy but close";
+}
+
+// 8 channels x 48 kHz x 76 s of FLAC silence (a few KB) would decode to 29.2 million samples,
+// past the 28.8 million (600 s of 48 kHz mono) a clip may hold: refused before decoding.
+TEST(AudioIo, DecodedSamplesHaveACeiling) {
+  const std::string path = tmp_path("long_silence.flac");
+  SF_INFO info{};
+  info.samplerate = 48000;
+  info.channels = 8;
+  info.format = SF_FORMAT_FLAC | SF_FORMAT_PCM_16;
+  SNDFILE* file = sf_open(path.c_str(), SFM_WRITE, &info);
+  ASSERT_NE(file, nullptr) << sf_strerror(nullptr);
+  const std::vector<short> second(48000 * 8, 0);
+  for (int s = 0; s < 76; ++s) sf_writef_short(file, second.data(), 48000);
+  sf_close(file);
+  config::AudioOptions options;
+  options.channels = config::Channels::kMix;
+  expect_error_naming(
+      path, [&] { read_audio(path, options); }, "28800000");
+}
+
+TEST(AudioIo, AFifoIsRefusedWithoutWaiting) {
+  const std::string path = tmp_path("pipe.wav");
+  std::filesystem::remove(path);
+  ASSERT_EQ(::mkfifo(path.c_str(), 0644), 0);
+  expect_error_naming(
+      path, [&] { read_audio(path, config::AudioOptions{}); }, "FIFO");
 }
 
 TEST(AudioProcessor, RejectsNonFiniteSamples) {

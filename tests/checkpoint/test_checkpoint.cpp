@@ -89,6 +89,22 @@ TEST(Checkpoint, KeepsOnlyTheNewestAndLatestPointsToTheLast) {
   EXPECT_EQ(load_checkpoint(dir).state.step, 40);
 }
 
+// Names are parsed strictly: step_<1 to 18 digits>.pt, nothing else (stoll once read the leading
+// digits of "step_1';CMD;#.pt").
+TEST(Checkpoint, OnlyStrictStepNamesAreCheckpoints) {
+  std::string dir = tts::test::fresh_dir("ckpt_names");
+  for (const char* name :
+       {"step_00000003.pt", "step_12.pt", "step_1';touch x;#.pt", "step_.pt", "step_+5.pt",
+        "step_ 7.pt", "step_1234567890123456789.pt", "step_12.pt.tmp.0123456789abcdef",
+        "step_9.pt.pt", "xstep_8.pt", "step_7.PT"}) {
+    std::ofstream(dir + "/" + name) << "x";
+  }
+  std::vector<std::string> files = checkpoint_files(dir);
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_EQ(fs::path(files[0]).filename(), "step_12.pt");
+  EXPECT_EQ(fs::path(files[1]).filename(), "step_00000003.pt");
+}
+
 TEST(Checkpoint, CorruptNewestFallsBackToThePreviousWithAWarning) {
   std::string dir = tts::test::fresh_dir("ckpt_corrupt");
   Net net(4);

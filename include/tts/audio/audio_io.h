@@ -13,17 +13,20 @@ namespace tts::audio {
 // Reads `path`, mixes or picks channels per `options.channels` (mix averages, first keeps channel
 // 0, error refuses multi-channel files) and resamples to `options.sample_rate`. `original_rate`
 // (optional) receives the file's own rate, so callers can count resampled files. Throws tts::Error
-// naming the file for a missing file, a directory, unreadable or empty audio, NaN/Inf samples, and
-// before reading any sample for a header outside the limits (docs/security.md: a rate outside
-// 1-384 kHz, more than 32 channels, more than 600 s, more samples than the file can hold).
+// naming the file for a missing file, anything but a regular file (a FIFO is refused without
+// blocking; a symlink is followed), unreadable or empty audio, NaN/Inf samples, and before reading
+// any sample for a header outside the limits (docs/security.md: a rate outside 1-384 kHz, more
+// than 32 channels, more than 600 s, more than 28.8 million samples, more samples than an
+// uncompressed container can hold).
 std::vector<float> read_audio(const std::string& path, const config::AudioOptions& options,
                               int* original_rate = nullptr);
 
 // Resamples mono `samples` from `from_rate` to `to_rate` with soxr's high-quality preset.
 std::vector<float> resample(const std::vector<float>& samples, int from_rate, int to_rate);
 
-// Writes 16-bit PCM mono WAV (x * 32768, rounded, clipped to [-32768, 32767]) through a temporary
-// file and a rename, so a crash never leaves a partial file under `path`. Throws tts::Error.
+// Writes 16-bit PCM mono WAV (x * 32768, rounded, clipped to [-32768, 32767]) through an
+// AtomicFile (fs.h), so a crash never leaves a partial file under `path` and a symlink there is
+// refused. Throws tts::Error.
 void write_wav(const std::string& path, const std::vector<float>& samples, int sample_rate);
 
 }  // namespace tts::audio

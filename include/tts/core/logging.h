@@ -23,7 +23,8 @@ struct LogSetup {
 // Applies level and rank to every logger, existing and future.
 void setup(const LogSetup& setup);
 
-// Also writes every logger's output at `min_level` or above to `path` (appending). Used for
+// Also writes every logger's output at `min_level` or above to `path` (appending, opened by
+// open_for_append of fs.h: a symlink or anything but a regular file is refused). Used for
 // RUN/train.log (rank 0, everything) and RUN/logs/rank_K.log (every rank, warnings and errors).
 void add_file(const std::string& path, spdlog::level::level_enum min_level = spdlog::level::trace);
 

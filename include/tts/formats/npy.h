@@ -25,8 +25,9 @@ inline void write_npy(const std::string& path, const NpyArray& array) {
 }
 
 // Reads an .npy file into C order (a Fortran-order array is transposed, so data[i*cols + j] is
-// element [i, j] either way); throws tts::Error naming the file and what is wrong (not a .npy
-// file, unsupported dtype, truncated data).
+// element [i, j] either way); throws tts::Error naming the file and what is wrong (a symlink or
+// anything but a regular file: fs.h's open_regular_file_for_read; not a .npy file, unsupported
+// dtype, truncated data).
 NpyArray read_npy(const std::string& path);
 
 // Reads only the header: the shape and dtype string ("<f4"). Throws like read_npy, also when the

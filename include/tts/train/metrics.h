@@ -3,13 +3,13 @@
 #pragma once
 
 #include <cstdint>
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "tts/core/fs.h"
 #include "tts/formats/event_writer.h"
 
 namespace tts::train {
@@ -29,8 +29,9 @@ bool side_work(const std::string& what, int64_t step, const std::function<void()
 
 class MetricSink {
  public:
-  // Appends to `run_dir`/metrics.jsonl; with `tensorboard`, also writes an event file there (an
-  // event file that cannot be created is a warning: the run goes on without TensorBoard).
+  // Appends to `run_dir`/metrics.jsonl (opened by open_for_append of fs.h: a symlink or anything
+  // but a regular file is refused with tts::Error); with `tensorboard`, also writes an event file
+  // there (an event file that cannot be created is a warning: the run goes on without TensorBoard).
   MetricSink(const std::string& run_dir, bool tensorboard);
   // Writes the record; TensorBoard tags are "<kind>/<name>". A write that fails is a warning;
   // after a failed TensorBoard write the run continues without TensorBoard.
@@ -44,7 +45,7 @@ class MetricSink {
 
  private:
   std::string jsonl_path_;
-  std::ofstream jsonl_;
+  FileDescriptor jsonl_;
   bool jsonl_failed_ = false;
   std::unique_ptr<formats::EventWriter> events_;
 };
