@@ -83,7 +83,7 @@ class HostileRunFolders : public ::testing::Test {
 }  // namespace
 
 TEST_F(HostileRunFolders, ResumeRefusesLinkedLogsAndMetrics) {
-  for (const std::string& name : {"train.log", "logs/rank_0.log", "metrics.jsonl"}) {
+  for (const char* name : {"train.log", "logs/rank_0.log", "metrics.jsonl"}) {
     SetUp();
     plant_link(name);
     expect_refused(run_limited(train_args(run_, " --resume --max-steps 2")), name);
@@ -164,4 +164,15 @@ TEST_F(HostileRunFolders, AFifoOrALinkInAStoreIsRefusedByName) {
   EXPECT_EQ(link.exit_code, 1) << link.output;
   EXPECT_NE(link.output.find("mels/u001.npy"), std::string::npos) << link.output;
   EXPECT_NE(link.output.find("symbolic link"), std::string::npos) << link.output;
+}
+
+TEST_F(HostileRunFolders, ALinkedFolderInAStoreIsRefused) {
+  const std::string store = dir_ + "/store";
+  fs::copy(store_, store, fs::copy_options::recursive);
+  fs::rename(store + "/mels", dir_ + "/outside_mels");
+  fs::create_directory_symlink(dir_ + "/outside_mels", store + "/mels");
+  CliResult result = run_limited("data check --config " + kTiny + " --data " + store);
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_NE(result.output.find(store + "/mels"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("symbolic link"), std::string::npos) << result.output;
 }
