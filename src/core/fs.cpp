@@ -27,7 +27,7 @@ std::string kind_of(mode_t mode) {
 [[noreturn]] void refuse_kind(const std::string& path, mode_t mode) {
   throw Error(fmt::format(
       "'{}' is {}, expected a regular file; tts-train neither follows links in run folders and "
-      "stores (they may point outside) nor reads pipes or devices: replace it with the file itself",
+      "stores (they may point outside) nor uses pipes or devices: replace it with the file itself",
       path, kind_of(mode)));
 }
 
