@@ -27,7 +27,7 @@ std::string kind_of(mode_t mode) {
 [[noreturn]] void refuse_kind(const std::string& path, mode_t mode) {
   throw Error(fmt::format(
       "'{}' is {}, expected a regular file; tts-train neither follows links in run folders and "
-      "stores (they may point outside) nor reads pipes or devices: replace it with the file itself",
+      "stores (they may point outside) nor uses pipes or devices: replace it with the file itself",
       path, kind_of(mode)));
 }
 
@@ -187,7 +187,7 @@ void replace_symlink(const std::string& link, const std::string& target) {
 }
 
 void create_folder(const std::string& path) {
-  std::error_code ec;
+  std::error_code ec;  // another rank may create it at the same time: what lstat sees decides
   std::filesystem::create_directories(path, ec);
   struct stat status {};
   TTS_CHECK(::lstat(path.c_str(), &status) == 0, "cannot create the folder '{}': {}", path,
@@ -198,7 +198,6 @@ void create_folder(const std::string& path) {
                     "links (they may point outside): remove it",
                     path, kind_of(status.st_mode)));
   }
-  TTS_CHECK(!ec, "cannot create the folder '{}': {}", path, ec.message());
 }
 
 void write_file_atomic(const std::string& path, std::string_view bytes) {

@@ -6,7 +6,6 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <fstream>
 #include <sstream>
 #include <type_traits>
 
@@ -72,13 +71,20 @@ bool file_exists(const std::string& path) {
 }
 
 // A store names its files relative to itself (mels/ID.npy): a store from elsewhere must not make
-// the loader read files outside it through an absolute path or a '..' component.
-void check_inside_store(const std::string& file, const std::string& list_path, int line_number,
-                        const std::string& id) {
+// the loader read files outside it through an absolute path, a '..' component or a folder that is
+// a symlink (the file itself is opened without following one: fs.h).
+void check_inside_store(const std::string& dir, const std::string& file,
+                        const std::string& list_path, int line_number, const std::string& id) {
   bool outside = file.front() == '/' || file.find('\\') != std::string::npos;
-  for (size_t start = 0; !outside && start <= file.size();) {
+  std::string linked;
+  for (size_t start = 0; !outside && linked.empty() && start <= file.size();) {
     size_t end = std::min(file.find('/', start), file.size());
     outside = file.compare(start, end - start, "..") == 0;
+    struct stat info {};
+    const std::string folder = dir + "/" + file.substr(0, end);
+    if (end < file.size() && ::lstat(folder.c_str(), &info) == 0 && S_ISLNK(info.st_mode)) {
+      linked = folder;
+    }
     start = end + 1;
   }
   TTS_CHECK(!outside,
@@ -86,6 +92,10 @@ void check_inside_store(const std::string& file, const std::string& list_path, i
             "inside it such as mels/{}.npy (no leading '/', no '..'); re-run tts-train preprocess "
             "to write the store",
             list_path, line_number, id, file, id);
+  TTS_CHECK(linked.empty(),
+            "{} line {} (utterance {}): the folder '{}' is a symbolic link, which may lead out of "
+            "the feature store; expected a folder of the store: replace the link with the folder",
+            list_path, line_number, id, linked);
 }
 
 int64_t file_size(const std::string& path) {
@@ -265,10 +275,10 @@ std::vector<Utterance> read_utterance_list(const std::string& dir, const std::st
     TTS_CHECK(fields[3] != "-" && !fields[3].empty(),
               "{} line {} (utterance {}): no mel file; every utterance needs one", path,
               line_number, u.id);
-    check_inside_store(fields[3], path, line_number, u.id);
+    check_inside_store(dir, fields[3], path, line_number, u.id);
     u.mel_path = dir + "/" + fields[3];
     if (fields[4] != "-" && !fields[4].empty()) {
-      check_inside_store(fields[4], path, line_number, u.id);
+      check_inside_store(dir, fields[4], path, line_number, u.id);
       u.linear_path = dir + "/" + fields[4];
     }
     u.text = fields[5];

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <cerrno>
 #include <charconv>
 #include <cstdio>
 #include <cstring>

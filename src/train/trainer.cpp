@@ -4,7 +4,6 @@
 
 #include <atomic>
 #include <csignal>
-#include <filesystem>
 
 #include "tts/checkpoint/checkpoint.h"
 #include "tts/core/error.h"
@@ -21,7 +20,6 @@
 #include "tts/train/step.h"
 
 namespace tts::train {
-namespace fs = std::filesystem;
 namespace {
 
 std::atomic<bool> g_stop_requested{false};

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -13,6 +15,7 @@
 
 #include "../data/store/make_store.h"
 #include "cli_test_util.h"
+#include "tts/audio/audio_io.h"
 #include "tts/config/config.h"
 #include "tts/core/fs.h"
 
@@ -83,7 +86,7 @@ class HostileRunFolders : public ::testing::Test {
 }  // namespace
 
 TEST_F(HostileRunFolders, ResumeRefusesLinkedLogsAndMetrics) {
-  for (const std::string& name : {"train.log", "logs/rank_0.log", "metrics.jsonl"}) {
+  for (const char* name : {"train.log", "logs/rank_0.log", "metrics.jsonl"}) {
     SetUp();
     plant_link(name);
     expect_refused(run_limited(train_args(run_, " --resume --max-steps 2")), name);
@@ -152,7 +155,9 @@ TEST_F(HostileRunFolders, AFifoOrALinkInAStoreIsRefusedByName) {
   fs::copy(store_, store, fs::copy_options::recursive);
   fs::remove(store + "/mels/u001.npy");
   ASSERT_EQ(::mkfifo((store + "/mels/u001.npy").c_str(), 0644), 0);
+  const auto start = std::chrono::steady_clock::now();
   CliResult fifo = run_limited("data check --config " + kTiny + " --data " + store);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
   EXPECT_EQ(fifo.exit_code, 1) << fifo.output;  // 124 would be the time limit: a hang
   EXPECT_NE(fifo.output.find("mels/u001.npy"), std::string::npos) << fifo.output;
   EXPECT_NE(fifo.output.find("FIFO"), std::string::npos) << fifo.output;
@@ -164,4 +169,38 @@ TEST_F(HostileRunFolders, AFifoOrALinkInAStoreIsRefusedByName) {
   EXPECT_EQ(link.exit_code, 1) << link.output;
   EXPECT_NE(link.output.find("mels/u001.npy"), std::string::npos) << link.output;
   EXPECT_NE(link.output.find("symbolic link"), std::string::npos) << link.output;
+}
+
+TEST_F(HostileRunFolders, ALinkedFolderInAStoreIsRefused) {
+  const std::string store = dir_ + "/store";
+  fs::copy(store_, store, fs::copy_options::recursive);
+  fs::rename(store + "/mels", dir_ + "/outside_mels");
+  fs::create_directory_symlink(dir_ + "/outside_mels", store + "/mels");
+  CliResult result = run_limited("data check --config " + kTiny + " --data " + store);
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_NE(result.output.find(store + "/mels"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("symbolic link"), std::string::npos) << result.output;
+}
+
+// A store folder prepared with links where preprocess writes: its tables and journal are
+// replaced or removed (the links, never what they point to), a linked mel stops it by name.
+TEST_F(HostileRunFolders, PreprocessNeverWritesThroughLinksInItsStore) {
+  const std::string corpus = dir_ + "/corpus";
+  fs::create_directories(corpus + "/wavs");
+  std::vector<float> samples(22050);
+  for (size_t i = 0; i < samples.size(); ++i) samples[i] = 0.5f * std::sin(0.05f * i);
+  tts::write_file_atomic(corpus + "/metadata.csv", "a1|one text|one text\n");
+  tts::audio::write_wav(corpus + "/wavs/a1.wav", samples, 22050);
+  const std::string store = dir_ + "/store";
+  fs::create_directories(store + "/mels");
+  fs::create_directories(store + "/.preprocess");
+  for (const char* name : {"features.yaml", "train.tsv", "val.tsv", "metadata.tsv", "errors.tsv",
+                           ".preprocess/done.tsv", "mels/a1.npy"}) {
+    fs::create_symlink(outside_, store + "/" + name);
+  }
+  CliResult result = run_limited("preprocess --config " + kTiny + " --input " + corpus +
+                                 " --output " + store + " --workers 1");
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_NE(result.output.find("mels/a1.npy"), std::string::npos) << result.output;
+  EXPECT_EQ(tts::read_file(outside_), kPrecious);
 }
