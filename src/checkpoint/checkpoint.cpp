@@ -158,6 +158,77 @@ int64_t step_of(const fs::path& file) {
   return step;
 }
 
+// The moments and group options of an Adam-family optimizer (torch::optim::Adam or AdamW: the
+// same state, the same options) into `captured`, and back.
+template <class Options, class ParamState, class Optimizer>
+void capture_adam(Optimizer& adam, OptimizerState& captured) {
+  for (auto& group : adam.param_groups()) {
+    const auto& options = static_cast<const Options&>(group.options());
+    captured.groups.push_back({options.lr(), std::get<0>(options.betas()),
+                               std::get<1>(options.betas()), options.eps(), options.weight_decay(),
+                               options.amsgrad(), static_cast<int64_t>(group.params().size())});
+    for (const auto& param : group.params()) {
+      OptimizerState::Param stored_param;
+      auto it = adam.state().find(compat::optimizer_state_key(adam, param));
+      if (it != adam.state().end()) {
+        const auto& s = static_cast<const ParamState&>(*it->second);
+        stored_param.has_state = true;
+        stored_param.step = s.step();
+        stored_param.exp_avg = stored(s.exp_avg());
+        stored_param.exp_avg_sq = stored(s.exp_avg_sq());
+        if (s.max_exp_avg_sq().defined()) stored_param.max_exp_avg_sq = stored(s.max_exp_avg_sq());
+      }
+      captured.params.push_back(std::move(stored_param));
+    }
+  }
+}
+
+template <class Options, class ParamState, class Optimizer>
+void restore_adam(const OptimizerState& state, Optimizer& adam) {
+  auto& groups = adam.param_groups();
+  TTS_CHECK(groups.size() == state.groups.size(),
+            "the checkpoint's optimizer has {} parameter groups, this one {}; resume with the "
+            "config the checkpoint was trained with",
+            state.groups.size(), groups.size());
+  size_t index = 0;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const OptimizerState::Group& stored_group = state.groups[g];
+    TTS_CHECK(static_cast<int64_t>(groups[g].params().size()) == stored_group.params,
+              "the checkpoint's optimizer group {} has {} parameters, this model {}; resume with "
+              "the config the checkpoint was trained with",
+              g, stored_group.params, groups[g].params().size());
+    auto& options = static_cast<Options&>(groups[g].options());
+    options.lr(stored_group.lr)
+        .betas({stored_group.beta1, stored_group.beta2})
+        .eps(stored_group.eps)
+        .weight_decay(stored_group.weight_decay)
+        .amsgrad(stored_group.amsgrad);
+    for (const auto& param : groups[g].params()) {
+      const OptimizerState::Param& stored_param = state.params.at(index++);
+      if (!stored_param.has_state) continue;
+      auto fits = [&](const torch::Tensor& t) { return t.defined() && t.sizes() == param.sizes(); };
+      TTS_CHECK(fits(stored_param.exp_avg) && fits(stored_param.exp_avg_sq) &&
+                    (!stored_param.max_exp_avg_sq.defined() || fits(stored_param.max_exp_avg_sq)),
+                "the checkpoint's Adam moments of parameter {} have shape [{}], the parameter "
+                "[{}]; resume with the config the checkpoint was trained with",
+                index - 1, fmt::join(stored_param.exp_avg.sizes(), ", "),
+                fmt::join(param.sizes(), ", "));
+      // On the device (and dtype) of the parameter, whatever device the checkpoint came from.
+      auto place = [&](const torch::Tensor& t) {
+        return t.to(param.options(), /*non_blocking=*/false, /*copy=*/true);
+      };
+      auto param_state = std::make_unique<ParamState>();
+      param_state->step(stored_param.step);
+      param_state->exp_avg(place(stored_param.exp_avg));
+      param_state->exp_avg_sq(place(stored_param.exp_avg_sq));
+      if (stored_param.max_exp_avg_sq.defined()) {
+        param_state->max_exp_avg_sq(place(stored_param.max_exp_avg_sq));
+      }
+      adam.state()[compat::optimizer_state_key(adam, param)] = std::move(param_state);
+    }
+  }
+}
+
 }  // namespace
 
 Checkpoint capture(torch::nn::Module& model,
@@ -176,27 +247,12 @@ Checkpoint capture(torch::nn::Module& model,
   }
   for (torch::optim::Optimizer* optimizer : optimizers) {
     OptimizerState& captured = checkpoint.optimizers.emplace_back();
-    auto* adam = dynamic_cast<torch::optim::Adam*>(optimizer);
-    TTS_CHECK(adam != nullptr, "checkpoints hold the state of torch::optim::Adam only");
-    for (auto& group : adam->param_groups()) {
-      const auto& options = static_cast<const torch::optim::AdamOptions&>(group.options());
-      captured.groups.push_back(
-          {options.lr(), std::get<0>(options.betas()), std::get<1>(options.betas()), options.eps(),
-           options.weight_decay(), options.amsgrad(), static_cast<int64_t>(group.params().size())});
-      for (const auto& param : group.params()) {
-        OptimizerState::Param stored_param;
-        auto it = adam->state().find(compat::optimizer_state_key(*adam, param));
-        if (it != adam->state().end()) {
-          const auto& s = static_cast<const torch::optim::AdamParamState&>(*it->second);
-          stored_param.has_state = true;
-          stored_param.step = s.step();
-          stored_param.exp_avg = stored(s.exp_avg());
-          stored_param.exp_avg_sq = stored(s.exp_avg_sq());
-          if (s.max_exp_avg_sq().defined())
-            stored_param.max_exp_avg_sq = stored(s.max_exp_avg_sq());
-        }
-        captured.params.push_back(std::move(stored_param));
-      }
+    if (auto* adam = dynamic_cast<torch::optim::Adam*>(optimizer)) {
+      capture_adam<torch::optim::AdamOptions, torch::optim::AdamParamState>(*adam, captured);
+    } else if (auto* adamw = dynamic_cast<torch::optim::AdamW*>(optimizer)) {
+      capture_adam<torch::optim::AdamWOptions, torch::optim::AdamWParamState>(*adamw, captured);
+    } else {
+      throw Error("checkpoints hold the state of torch::optim::Adam and AdamW only");
     }
   }
   at::Generator generator = at::detail::getDefaultCPUGenerator();
@@ -240,49 +296,12 @@ void restore_optimizer(const Checkpoint& checkpoint, size_t slot,
             "Continue from its weights with a fresh optimizer: train --init-from {} (a new run "
             "directory), or resume with the tts-train version that wrote it",
             state.unread_archive_of, kFormatWithArchive, state.unread_archive_of);
-  auto* adam = dynamic_cast<torch::optim::Adam*>(&optimizer);
-  TTS_CHECK(adam != nullptr, "checkpoints hold the state of torch::optim::Adam only");
-  auto& groups = adam->param_groups();
-  TTS_CHECK(groups.size() == state.groups.size(),
-            "the checkpoint's optimizer has {} parameter groups, this one {}; resume with the "
-            "config the checkpoint was trained with",
-            state.groups.size(), groups.size());
-  size_t index = 0;
-  for (size_t g = 0; g < groups.size(); ++g) {
-    const OptimizerState::Group& stored_group = state.groups[g];
-    TTS_CHECK(static_cast<int64_t>(groups[g].params().size()) == stored_group.params,
-              "the checkpoint's optimizer group {} has {} parameters, this model {}; resume with "
-              "the config the checkpoint was trained with",
-              g, stored_group.params, groups[g].params().size());
-    auto& options = static_cast<torch::optim::AdamOptions&>(groups[g].options());
-    options.lr(stored_group.lr)
-        .betas({stored_group.beta1, stored_group.beta2})
-        .eps(stored_group.eps)
-        .weight_decay(stored_group.weight_decay)
-        .amsgrad(stored_group.amsgrad);
-    for (const auto& param : groups[g].params()) {
-      const OptimizerState::Param& stored_param = state.params.at(index++);
-      if (!stored_param.has_state) continue;
-      auto fits = [&](const torch::Tensor& t) { return t.defined() && t.sizes() == param.sizes(); };
-      TTS_CHECK(fits(stored_param.exp_avg) && fits(stored_param.exp_avg_sq) &&
-                    (!stored_param.max_exp_avg_sq.defined() || fits(stored_param.max_exp_avg_sq)),
-                "the checkpoint's Adam moments of parameter {} have shape [{}], the parameter "
-                "[{}]; resume with the config the checkpoint was trained with",
-                index - 1, fmt::join(stored_param.exp_avg.sizes(), ", "),
-                fmt::join(param.sizes(), ", "));
-      // On the device (and dtype) of the parameter, whatever device the checkpoint came from.
-      auto place = [&](const torch::Tensor& t) {
-        return t.to(param.options(), /*non_blocking=*/false, /*copy=*/true);
-      };
-      auto param_state = std::make_unique<torch::optim::AdamParamState>();
-      param_state->step(stored_param.step);
-      param_state->exp_avg(place(stored_param.exp_avg));
-      param_state->exp_avg_sq(place(stored_param.exp_avg_sq));
-      if (stored_param.max_exp_avg_sq.defined()) {
-        param_state->max_exp_avg_sq(place(stored_param.max_exp_avg_sq));
-      }
-      adam->state()[compat::optimizer_state_key(*adam, param)] = std::move(param_state);
-    }
+  if (auto* adam = dynamic_cast<torch::optim::Adam*>(&optimizer)) {
+    restore_adam<torch::optim::AdamOptions, torch::optim::AdamParamState>(state, *adam);
+  } else if (auto* adamw = dynamic_cast<torch::optim::AdamW*>(&optimizer)) {
+    restore_adam<torch::optim::AdamWOptions, torch::optim::AdamWParamState>(state, *adamw);
+  } else {
+    throw Error("checkpoints hold the state of torch::optim::Adam and AdamW only");
   }
 }
 

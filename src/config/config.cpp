@@ -19,17 +19,31 @@ namespace {
 
 // ---- type names and conversions ----------------------------------------------------------
 
+template <class>
+inline constexpr bool kUnsupportedField = false;
+
 template <class T>
 const char* type_name() {
-  if constexpr (std::is_same_v<T, bool>) return "a boolean (true/false)";
-  if constexpr (std::is_same_v<T, int> || std::is_same_v<T, int64_t>) return "an integer";
-  if constexpr (std::is_same_v<T, double>) return "a number";
-  if constexpr (std::is_same_v<T, std::string>) return "a string";
-  if constexpr (std::is_same_v<T, std::vector<std::string>>) return "a list of strings";
-  if constexpr (std::is_same_v<T, std::vector<int>>) return "a list of integers";
-  if constexpr (std::is_same_v<T, std::vector<double>>) return "a list of numbers";
-  if constexpr (std::is_same_v<T, std::vector<RScheduleRow>>) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return "a boolean (true/false)";
+  } else if constexpr (std::is_same_v<T, int> || std::is_same_v<T, int64_t>) {
+    return "an integer";
+  } else if constexpr (std::is_same_v<T, double>) {
+    return "a number";
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    return "a string";
+  } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+    return "a list of strings";
+  } else if constexpr (std::is_same_v<T, std::vector<int>>) {
+    return "a list of integers";
+  } else if constexpr (std::is_same_v<T, std::vector<double>>) {
+    return "a list of numbers";
+  } else if constexpr (std::is_same_v<T, std::vector<RScheduleRow>>) {
     return "a list of [from_step, r, batch_size] rows of integers";
+  } else if constexpr (std::is_same_v<T, std::vector<std::vector<int>>>) {
+    return "a list of lists of integers ([[1, 3, 5], [1, 3, 5]])";
+  } else {
+    static_assert(kUnsupportedField<T>, "a config field of a type the parser does not read");
   }
 }
 
@@ -116,6 +130,17 @@ bool convert(const YAML::Node& node, T& out) {
       return false;
     }
     out = std::move(values);
+    return true;
+  } else if constexpr (std::is_same_v<T, std::vector<std::vector<int>>>) {
+    if (!node.IsSequence()) return false;
+    T lists;
+    for (const auto& item : node) {
+      if (!item.IsSequence()) return false;  // [1, 3] is ambiguous: one list or two?
+      std::vector<int> list;
+      if (!convert(item, list)) return false;
+      lists.push_back(std::move(list));
+    }
+    out = std::move(lists);
     return true;
   } else if constexpr (std::is_same_v<T, std::vector<RScheduleRow>>) {
     if (!node.IsSequence()) return false;
@@ -272,6 +297,14 @@ struct Dumper {
                          std::is_same_v<T, std::vector<double>>) {
       out << YAML::Flow << YAML::BeginSeq;
       for (const auto& item : value) out << format_value(item);
+      out << YAML::EndSeq;
+    } else if constexpr (std::is_same_v<T, std::vector<std::vector<int>>>) {
+      out << YAML::Flow << YAML::BeginSeq;
+      for (const std::vector<int>& list : value) {
+        out << YAML::BeginSeq;
+        for (int item : list) out << item;
+        out << YAML::EndSeq;
+      }
       out << YAML::EndSeq;
     } else if constexpr (std::is_same_v<T, std::vector<RScheduleRow>>) {
       out << YAML::Flow << YAML::BeginSeq;
@@ -516,14 +549,52 @@ bool operator==(const Config& a, const Config& b) {
   return dump_selected(a, {}) == dump_selected(b, {});
 }
 
+namespace {
+
+int64_t product(const std::vector<int>& values) {
+  int64_t p = 1;
+  for (int v : values) p *= v;
+  return p;
+}
+
+// A vocoder turns each mel frame into audio.hop_length samples: its upsampling must multiply to
+// the hop, and its training windows hold whole frames.
+void validate_vocoder(const char* scales_key, const std::vector<int>& scales,
+                      const char* window_key, int window, int hop) {
+  require(product(scales) == hop, scales_key, fmt::format("[{}]", fmt::join(scales, ", ")),
+          fmt::format("must multiply to audio.hop_length ({}): each mel frame becomes that many "
+                      "samples",
+                      hop));
+  require(window % hop == 0, window_key, window,
+          fmt::format("must be a multiple of audio.hop_length ({}), so that a window holds whole "
+                      "mel frames",
+                      hop));
+}
+
+}  // namespace
+
 void Config::validate() const {
   audio.validate();
   text.validate();
   data.validate();
   model.validate();
+  hifigan.validate();
+  wavenet.validate();
   train.validate();
   distributed.validate();
   logging.validate();
+  switch (model.kind) {
+    case ModelKind::kTacotron2:
+      break;
+    case ModelKind::kHifigan:
+      validate_vocoder("hifigan.upsample_rates", hifigan.upsample_rates, "hifigan.segment_size",
+                       hifigan.segment_size, audio.hop_length);
+      break;
+    case ModelKind::kWavenet:
+      validate_vocoder("wavenet.upsample_scales", wavenet.upsample_scales, "wavenet.max_time_steps",
+                       wavenet.max_time_steps, audio.hop_length);
+      break;
+  }
 }
 
 }  // namespace tts::config

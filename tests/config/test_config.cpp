@@ -305,6 +305,10 @@ TEST(Config, EveryNameOfEveryChoiceReadsBackAsItselfThroughADump) {
       std::vector<std::string> overrides{key + "=" + name};
       if (key + "=" + name == "text.frontend=phonemes") overrides.push_back("text.symbol_set=ipa");
       if (key + "=" + name == "text.symbol_set=ipa") overrides.push_back("text.frontend=phonemes");
+      // HiFi-GAN's second residual block takes two dilations per block.
+      if (key + "=" + name == "hifigan.resblock=2") {
+        overrides.push_back("hifigan.resblock_dilation_sizes=[[1, 3], [1, 3], [1, 3]]");
+      }
       Config config = parse_config("", "x", overrides);
       Config reloaded = parse_config(dump_config(config), "dump.yaml");
       EXPECT_TRUE(reloaded == config) << key << "=" << name;

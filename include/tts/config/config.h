@@ -10,10 +10,12 @@
 #include "tts/config/audio_options.h"
 #include "tts/config/data_options.h"
 #include "tts/config/distributed_options.h"
+#include "tts/config/hifigan_options.h"
 #include "tts/config/logging_options.h"
 #include "tts/config/model_options.h"
 #include "tts/config/text_options.h"
 #include "tts/config/train_options.h"
+#include "tts/config/wavenet_options.h"
 
 namespace tts::config {
 
@@ -22,6 +24,8 @@ struct Config {
   TextOptions text;
   DataOptions data;
   ModelOptions model;
+  HifiganOptions hifigan;
+  WavenetOptions wavenet;
   TrainOptions train;
   DistributedOptions distributed;
   LoggingOptions logging;
@@ -32,6 +36,8 @@ struct Config {
     v.section("text", text);
     v.section("data", data);
     v.section("model", model);
+    v.section("hifigan", hifigan);
+    v.section("wavenet", wavenet);
     v.section("train", train);
     v.section("distributed", distributed);
     v.section("logging", logging);

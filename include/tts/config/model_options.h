@@ -10,8 +10,9 @@ namespace tts::config {
 
 // The model family a run trains (train/family.h; one registration each in
 // src/models/registry.cpp).
-enum class ModelKind { kTacotron2 };
-TTS_CHOICE_NAMES(ModelKind, {ModelKind::kTacotron2, "tacotron2"});
+enum class ModelKind { kTacotron2, kHifigan, kWavenet };
+TTS_CHOICE_NAMES(ModelKind, {ModelKind::kTacotron2, "tacotron2"}, {ModelKind::kHifigan, "hifigan"},
+                 {ModelKind::kWavenet, "wavenet"});
 
 // Ceilings no real Tacotron-2 reaches: these numbers size the model's weights, so a checkpoint's
 // config may not name a model that exhausts memory (the constructor also refuses a model past
@@ -62,7 +63,9 @@ struct ModelOptions {
 
   template <class V>
   void visit(V& v) {
-    v("kind", kind, "the model family: tacotron2");
+    v("kind", kind,
+      "the model family: tacotron2 (the fields below), hifigan (section hifigan) or wavenet "
+      "(section wavenet)");
     v("symbols_embedding_dim", symbols_embedding_dim, "character embedding size");
     v("encoder_kernel_size", encoder_kernel_size, "encoder convolution kernel (odd)");
     v("encoder_n_convolutions", encoder_n_convolutions, "encoder conv+batchnorm+ReLU layers");

@@ -18,9 +18,14 @@ TTS_CHOICE_NAMES(Precision, {Precision::kFp32, "fp32"}, {Precision::kBf16, "bf16
 enum class StepProducts { kKernel, kGemm, kFastest };
 TTS_CHOICE_NAMES(StepProducts, {StepProducts::kKernel, "kernel"}, {StepProducts::kGemm, "gemm"},
                  {StepProducts::kFastest, "fastest"});
-enum class LrSchedule { kConstant, kExponential, kNoam };
+enum class LrSchedule { kConstant, kExponential, kNoam, kStaircase, kPerEpoch };
 TTS_CHOICE_NAMES(LrSchedule, {LrSchedule::kConstant, "constant"},
-                 {LrSchedule::kExponential, "exponential"}, {LrSchedule::kNoam, "noam"});
+                 {LrSchedule::kExponential, "exponential"}, {LrSchedule::kNoam, "noam"},
+                 {LrSchedule::kStaircase, "staircase"}, {LrSchedule::kPerEpoch, "per_epoch"});
+// Adam's weight decay: added to the gradient (L2, torch.optim.Adam) or decoupled from it
+// (torch.optim.AdamW, what HiFi-GAN trains with).
+enum class Optimizer { kAdam, kAdamW };
+TTS_CHOICE_NAMES(Optimizer, {Optimizer::kAdam, "adam"}, {Optimizer::kAdamW, "adamw"});
 // The error of the mel (and linear) outputs.
 enum class MelLoss { kMse, kL1 };
 TTS_CHOICE_NAMES(MelLoss, {MelLoss::kMse, "mse"}, {MelLoss::kL1, "l1"});
@@ -66,6 +71,7 @@ struct TrainOptions {
   double lr_decay_rate = 0.5;
   double lr_min = 1e-5;
   int64_t warmup_steps = 4000;
+  Optimizer optimizer = Optimizer::kAdam;
   double weight_decay = 1e-6;
   double adam_beta1 = 0.9;
   double adam_beta2 = 0.999;
@@ -110,13 +116,18 @@ struct TrainOptions {
       "CUDA: fp32 matrix products and convolutions in TF32 on Ampere+ GPUs (faster, ~1e-3 "
       "relative error in the products); no effect on the CPU");
     v("learning_rate", learning_rate, "initial (or peak, for noam) learning rate");
-    v("lr_schedule", lr_schedule, "constant, exponential (Rayhane) or noam (warm-up)");
+    v("lr_schedule", lr_schedule,
+      "constant, exponential (Rayhane), noam (warm-up), staircase (r9y9's WaveNet: times "
+      "lr_decay_rate every lr_decay_steps steps) or per_epoch (HiFi-GAN: times lr_decay_rate "
+      "each epoch)");
     v("lr_decay_start", lr_decay_start, "exponential: step at which decay starts");
-    v("lr_decay_steps", lr_decay_steps, "exponential: steps per factor of lr_decay_rate");
-    v("lr_decay_rate", lr_decay_rate, "exponential: decay factor per lr_decay_steps");
+    v("lr_decay_steps", lr_decay_steps,
+      "exponential: steps per factor of lr_decay_rate; staircase: steps between decays");
+    v("lr_decay_rate", lr_decay_rate, "exponential, staircase, per_epoch: the decay factor");
     v("lr_min", lr_min, "exponential: learning-rate floor");
     v("warmup_steps", warmup_steps, "noam: warm-up steps");
-    v("weight_decay", weight_decay, "Adam weight decay (L2)");
+    v("optimizer", optimizer, "adam (weight decay as L2) or adamw (decoupled weight decay)");
+    v("weight_decay", weight_decay, "weight decay of the optimizer");
     v("adam_beta1", adam_beta1, "Adam beta1");
     v("adam_beta2", adam_beta2, "Adam beta2");
     v("adam_eps", adam_eps, "Adam epsilon");

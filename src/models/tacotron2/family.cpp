@@ -72,8 +72,8 @@ class Tacotron2Family final : public train::Family {
     slot.name = "model";
     slot.parameters = model_->parameters();
     slot.optimizer = train::make_adam(slot.parameters, train::adam_settings(config_.train));
-    slot.learning_rate = [train = config_.train](int64_t step, int64_t) {
-      return train::learning_rate_at(train, step);
+    slot.learning_rate = [train = config_.train](int64_t step, int64_t epoch) {
+      return train::learning_rate_at(train, step, epoch);
     };
     slot.grad_clip = config_.train.grad_clip_thresh;
     optimizers_.push_back(std::move(slot));
