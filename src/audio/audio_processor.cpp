@@ -30,7 +30,8 @@ AudioProcessor::AudioProcessor(const config::AudioOptions& options)
       compression_(options),
       griffin_lim_(stft_, options.griffin_lim_iters) {}
 
-Features AudioProcessor::compute(const std::vector<float>& samples, bool with_linear) const {
+Features AudioProcessor::compute(const std::vector<float>& samples, bool with_linear,
+                                 bool with_waveform) const {
   TTS_CHECK(!samples.empty(), "the audio holds no samples");
   for (size_t i = 0; i < samples.size(); ++i) {
     TTS_CHECK(std::isfinite(samples[i]), "sample {} is {}; audio must be finite", i, samples[i]);
@@ -57,6 +58,12 @@ Features AudioProcessor::compute(const std::vector<float>& samples, bool with_li
                     options_.n_fft, options_.trim ? " or lower audio.trim_top_db" : ""));
   }
   std::vector<float> signal(samples.begin() + start, samples.begin() + end);
+  torch::Tensor waveform;
+  if (with_waveform) {
+    waveform =
+        torch::from_blob(signal.data(), {static_cast<int64_t>(signal.size())}, torch::kFloat32)
+            .clone();
+  }
   preemphasis_.apply(signal);
   // The CPU path on raw memory: FFTW magnitude, the mel bands, compression in place.
   torch::NoGradGuard no_grad;
@@ -71,13 +78,15 @@ Features AudioProcessor::compute(const std::vector<float>& samples, bool with_li
     features.linear = magnitude;
   }
   features.n_samples = n;
+  features.waveform = std::move(waveform);
   return features;
 }
 
-Features AudioProcessor::compute_file(const std::string& path, bool with_linear) const {
+Features AudioProcessor::compute_file(const std::string& path, bool with_linear,
+                                      bool with_waveform) const {
   std::vector<float> samples = read_audio(path, options_);
   try {
-    return compute(samples, with_linear);
+    return compute(samples, with_linear, with_waveform);
   } catch (const Error& e) {
     throw Error(fmt::format("{}: {}", path, e.what()));
   }

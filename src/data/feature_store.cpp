@@ -9,6 +9,7 @@
 #include <sstream>
 #include <type_traits>
 
+#include "tts/audio/mel_settings.h"
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
 #include "tts/core/logging.h"
@@ -18,49 +19,37 @@
 namespace tts::data {
 namespace {
 
-const char* const kHeader = "id\tn_frames\tn_samples\tmel\tlinear\ttext";
+const char* const kHeader = "id\tn_frames\tn_samples\tmel\tlinear\twaveform\ttext";
+// Stores written before waveforms were kept.
+const char* const kHeaderWithoutWaveforms = "id\tn_frames\tn_samples\tmel\tlinear\ttext";
 
-// The value as a config file writes it: 8000.0, true, [a, b].
-template <class T>
-std::string show(const T& value) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return value ? "true" : "false";
-  } else if constexpr (std::is_same_v<T, double>) {
-    std::string text = fmt::format("{}", value);
-    if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
-    return text;
-  } else if constexpr (std::is_same_v<T, std::vector<std::string>> || config::is_choice_list_v<T>) {
-    return fmt::format("[{}]", fmt::join(value, ", "));
-  } else {
-    return fmt::format("{}", value);
-  }
-}
-
+// The store's settings against the config: audio.* through the one comparison of mel settings,
+// then what only a store has (linear targets, waveforms, text).
 class MismatchCollector {
  public:
-  MismatchCollector(const std::string& store_dir) : store_dir_(store_dir) {}
-
-  // `note(value, long_form)` says what a value means for the targets: long_form for the store's
-  // ("linear targets have 1025 bins"), short for the config's ("513 bins").
-  template <class T, class Note>
-  void compare(const char* key, const T& stored, const T& wanted, Note note) {
-    if (stored == wanted) return;
-    std::string stored_note = note(stored, true);
-    std::string wanted_note = note(wanted, false);
-    lines_.push_back(fmt::format(
-        "features in {} were made with {}={}{} but the config says {}={}{}: re-run tts-train "
-        "preprocess with this config, or set {}: {}",
-        store_dir_, key, show(stored), stored_note.empty() ? "" : " (" + stored_note + ")", key,
-        show(wanted), wanted_note.empty() ? "" : " (" + wanted_note + ")", key, show(stored)));
-  }
+  explicit MismatchCollector(const std::string& store_dir) : store_dir_(store_dir) {}
+  void add(std::string line) { lines_.push_back(std::move(line)); }
   template <class T>
   void compare(const char* key, const T& stored, const T& wanted) {
-    compare(key, stored, wanted, [](const T&, bool) { return std::string(); });
+    if (stored == wanted) return;
+    lines_.push_back(fmt::format(
+        "features in {} were made with {}={} but the config says {}={}: re-run tts-train "
+        "preprocess with this config, or set {}: {}",
+        store_dir_, key, text(stored), key, text(wanted), key, text(stored)));
   }
-  void add(std::string line) { lines_.push_back(std::move(line)); }
   std::vector<std::string> take() { return std::move(lines_); }
 
  private:
+  template <class T>
+  static std::string text(const T& value) {
+    if constexpr (std::is_same_v<T, bool>) {
+      return audio::config_text(value);
+    } else if constexpr (config::is_choice_list_v<T>) {
+      return fmt::format("[{}]", fmt::join(value, ", "));
+    } else {
+      return fmt::format("{}", value);
+    }
+  }
   std::string store_dir_;
   std::vector<std::string> lines_;
 };
@@ -189,36 +178,13 @@ std::vector<std::string> settings_mismatches(const config::Config& store,
   const auto& s = store.audio;
   const auto& c = config.audio;
   MismatchCollector m(store_dir);
-  m.compare("audio.sample_rate", s.sample_rate, c.sample_rate);
-  m.compare("audio.n_fft", s.n_fft, c.n_fft, [](int n_fft, bool long_form) {
-    return fmt::format("{}{} bins", long_form ? "linear targets have " : "", n_fft / 2 + 1);
-  });
-  m.compare("audio.hop_length", s.hop_length, c.hop_length);
-  m.compare("audio.win_length", s.win_length, c.win_length);
-  m.compare("audio.center", s.center, c.center);
-  m.compare("audio.pad_mode", s.pad_mode, c.pad_mode);
-  m.compare("audio.n_mels", s.n_mels, c.n_mels, [](int n, bool long_form) {
-    return fmt::format("{}{} channels", long_form ? "mel targets have " : "", n);
-  });
-  m.compare("audio.fmin", s.fmin, c.fmin);
-  m.compare("audio.fmax", s.fmax, c.fmax);
-  m.compare("audio.mel_scale", s.mel_scale, c.mel_scale);
-  m.compare("audio.mel_norm", s.mel_norm, c.mel_norm);
-  m.compare("audio.preemphasis", s.preemphasis, c.preemphasis);
-  m.compare("audio.magnitude_power", s.magnitude_power, c.magnitude_power);
-  m.compare("audio.compression", s.compression, c.compression);
-  if (s.compression == c.compression && c.compression == config::Compression::kLog) {
-    m.compare("audio.log_floor", s.log_floor, c.log_floor);
-  } else if (s.compression == c.compression && c.compression == config::Compression::kDb) {
-    m.compare("audio.min_level_db", s.min_level_db, c.min_level_db);
-    m.compare("audio.ref_level_db", s.ref_level_db, c.ref_level_db);
-    m.compare("audio.signal_normalization", s.signal_normalization, c.signal_normalization);
-    if (c.signal_normalization && s.signal_normalization) {
-      m.compare("audio.symmetric", s.symmetric, c.symmetric);
-      m.compare("audio.max_abs_value", s.max_abs_value, c.max_abs_value);
-      m.compare("audio.allow_clipping", s.allow_clipping, c.allow_clipping);
-    }
-  }
+  audio::MismatchWording wording{
+      fmt::format("features in {} were made with", store_dir), "the config says",
+      [](const std::string& key, const std::string& made, const std::string&) {
+        return fmt::format("re-run tts-train preprocess with this config, or set {}: {}", key,
+                           made);
+      }};
+  for (std::string& line : audio::mel_settings_mismatches(s, c, wording)) m.add(std::move(line));
   // A store with linear targets serves a config without them; the reverse cannot work.
   if (c.linear && !s.linear) m.compare("audio.linear", s.linear, c.linear);
   if (config.model.predict_linear && !s.linear) {
@@ -227,6 +193,17 @@ std::vector<std::string> settings_mismatches(const config::Config& store,
         "model.predict_linear=true: re-run tts-train preprocess with audio.linear: true, or set "
         "model.predict_linear: false",
         store_dir));
+  }
+  if (config.model.kind != config::ModelKind::kTacotron2) {
+    // A vocoder reads no text, and trains on the waveforms.
+    if (!s.waveforms) {
+      m.add(fmt::format(
+          "features in {} keep no waveforms (audio.waveforms=false) but model.kind={} trains on "
+          "them: re-run tts-train preprocess with audio.waveforms: true (or tts-train gta from "
+          "such a store)",
+          store_dir, config.model.kind));
+    }
+    return m.take();
   }
   m.compare("text.frontend", store.text.frontend, config.text.frontend);
   if (config.text.frontend == config::Frontend::kPhonemes) {
@@ -243,17 +220,21 @@ std::vector<Utterance> read_utterance_list(const std::string& dir, const std::st
   std::string line;
   std::getline(in, line);
   if (!line.empty() && line.back() == '\r') line.pop_back();
-  TTS_CHECK(line == kHeader, "{} line 1: expected the header '{}', found '{}'", path,
-            fmt::format("{}", fmt::join(split_tabs(kHeader, 6), " ")), line);
+  const bool with_waveform_column = line == kHeader;
+  TTS_CHECK(with_waveform_column || line == kHeaderWithoutWaveforms,
+            "{} line 1: expected the header '{}', found '{}'", path,
+            fmt::format("{}", fmt::join(split_tabs(kHeader, 7), " ")), line);
+  const size_t columns = with_waveform_column ? 7 : 6;
   std::vector<Utterance> list;
   int line_number = 1;
   while (std::getline(in, line)) {
     ++line_number;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
-    std::vector<std::string> fields = split_tabs(line, 6);
-    TTS_CHECK(fields.size() == 6, "{} line {}: expected 6 tab-separated fields, found {}: '{}'",
-              path, line_number, fields.size(), line);
+    std::vector<std::string> fields = split_tabs(line, columns);
+    TTS_CHECK(fields.size() == columns,
+              "{} line {}: expected {} tab-separated fields, found {}: '{}'", path, line_number,
+              columns, fields.size(), line);
     Utterance u;
     u.id = fields[0];
     // Ids name files that commands write (gta's OUT/ID.npy): one that is a path would escape.
@@ -262,16 +243,22 @@ std::vector<Utterance> read_utterance_list(const std::string& dir, const std::st
               "{} line {}: the id '{}' cannot name a file (empty, '.', '..' or with '/' or '\\'); "
               "re-run tts-train preprocess to write the store",
               path, line_number, u.id);
-    try {
-      size_t used = 0;
-      u.n_frames = std::stoll(fields[1], &used);
-      if (used != fields[1].size()) throw std::invalid_argument("trailing characters");
-    } catch (const std::exception&) {
-      throw Error(fmt::format("{} line {} (utterance {}): n_frames '{}' is not an integer", path,
-                              line_number, u.id, fields[1]));
-    }
-    TTS_CHECK(u.n_frames > 0, "{} line {} (utterance {}): n_frames must be > 0, found {}", path,
-              line_number, u.id, u.n_frames);
+    auto count = [&](size_t field, const char* name) {
+      int64_t value = 0;
+      try {
+        size_t used = 0;
+        value = std::stoll(fields[field], &used);
+        if (used != fields[field].size()) throw std::invalid_argument("trailing characters");
+      } catch (const std::exception&) {
+        throw Error(fmt::format("{} line {} (utterance {}): {} '{}' is not an integer", path,
+                                line_number, u.id, name, fields[field]));
+      }
+      TTS_CHECK(value > 0, "{} line {} (utterance {}): {} must be > 0, found {}", path, line_number,
+                u.id, name, value);
+      return value;
+    };
+    u.n_frames = count(1, "n_frames");
+    u.n_samples = count(2, "n_samples");
     TTS_CHECK(fields[3] != "-" && !fields[3].empty(),
               "{} line {} (utterance {}): no mel file; every utterance needs one", path,
               line_number, u.id);
@@ -281,7 +268,11 @@ std::vector<Utterance> read_utterance_list(const std::string& dir, const std::st
       check_inside_store(dir, fields[4], path, line_number, u.id);
       u.linear_path = dir + "/" + fields[4];
     }
-    u.text = fields[5];
+    if (with_waveform_column && fields[5] != "-" && !fields[5].empty()) {
+      check_inside_store(dir, fields[5], path, line_number, u.id);
+      u.waveform_path = dir + "/" + fields[5];
+    }
+    u.text = fields[columns - 1];
     list.push_back(std::move(u));
   }
   return list;
@@ -345,7 +336,8 @@ FeatureStore FeatureStore::open(const std::string& dir, const config::Config& co
                                  fmt::join(mismatches, "\n  ")));
   }
   // Phonemes made by another espeak-ng would not be the ones synthesize makes from text.
-  if (config.text.frontend == config::Frontend::kPhonemes) {
+  if (config.model.kind == config::ModelKind::kTacotron2 &&
+      config.text.frontend == config::Frontend::kPhonemes) {
     const std::string running = text::Phonemizer::version();
     TTS_USAGE_CHECK(settings.phonemizer == running,
                     "{}/features.yaml: its phonemes were made by {}, this tts-train reads text "
@@ -360,12 +352,17 @@ FeatureStore FeatureStore::open(const std::string& dir, const config::Config& co
   TTS_CHECK(!store.train_.empty(), "{}/train.tsv: no utterances; re-run tts-train preprocess",
             store.dir_);
   bool need_linear = config.audio.linear || config.model.predict_linear;
+  bool need_waveforms = config.model.kind != config::ModelKind::kTacotron2;
   for (const auto* list : {&store.train_, &store.val_}) {
     for (const auto& u : *list) {
       TTS_CHECK(!need_linear || !u.linear_path.empty(),
                 "{}: utterance {} has no linear file but the config needs linear targets; re-run "
                 "tts-train preprocess with audio.linear: true",
                 store.dir_, u.id);
+      TTS_CHECK(!need_waveforms || !u.waveform_path.empty(),
+                "{}: utterance {} has no waveform file but model.kind={} trains on waveforms; "
+                "re-run tts-train preprocess with audio.waveforms: true",
+                store.dir_, u.id, config.model.kind);
     }
   }
   drop_long(store.train_, config.data.max_frames, "training");

@@ -230,12 +230,15 @@ Outcome process(const Job& job, const audio::AudioProcessor& audio, const Metada
   std::error_code error;
   if (record != nullptr && record->stamp == *stamp &&
       fs::is_regular_file(store / StoreWriter::mel_path(entry.id), error) &&
-      (!options.linear || fs::is_regular_file(store / StoreWriter::linear_path(entry.id), error))) {
+      (!options.linear || fs::is_regular_file(store / StoreWriter::linear_path(entry.id), error)) &&
+      (!options.waveforms ||
+       fs::is_regular_file(store / StoreWriter::waveform_path(entry.id), error))) {
     outcome.row = {entry.id,
                    record->n_frames,
                    record->n_samples,
                    StoreWriter::mel_path(entry.id),
                    options.linear ? StoreWriter::linear_path(entry.id) : "-",
+                   options.waveforms ? StoreWriter::waveform_path(entry.id) : "-",
                    cleaned};
     outcome.original_rate = record->original_rate;
     outcome.reused = true;
@@ -250,7 +253,7 @@ Outcome process(const Job& job, const audio::AudioProcessor& audio, const Metada
                         "(audio.n_fft = {})",
                         wav, samples.size(), options.n_fft));
       }
-      features = audio.compute(samples, options.linear);
+      features = audio.compute(samples, options.linear, options.waveforms);
     } catch (const audio::UnusableAudio& e) {
       return skip(fmt::format("{}: '{}': {}", e.category(), wav, e.what()));
     } catch (const std::bad_alloc&) {
@@ -397,7 +400,7 @@ PreprocessSummary preprocess_ljspeech(const config::Config& config,
   }
 
   bool reuse = check_earlier_run(request.output_dir, config);
-  StoreWriter writer(request.output_dir, config.audio.linear);
+  StoreWriter writer(request.output_dir, config.audio.linear, config.audio.waveforms);
   writer.remove_temporaries();
   writer.remove_tables();
   Journal journal((fs::path(request.output_dir) / kStateDir / kJournalFile).string(), reuse);

@@ -10,6 +10,7 @@
 #include "tts/audio/audio_processor.h"
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
+#include "tts/core/hash.h"
 #include "tts/core/logging.h"
 #include "tts/formats/npy.h"
 #include "tts/text/phonemizer.h"
@@ -27,20 +28,6 @@ std::string tsv_field(const std::string& text) {
     if (c == '\t' || c == '\n' || c == '\r') c = ' ';
   }
   return out;
-}
-
-// splitmix64's finalizer: a well-mixed 64-bit hash of `x`.
-uint64_t mix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
-
-uint64_t hash_id(const std::string& id, int64_t seed) {
-  uint64_t hash = 0xCBF29CE484222325ULL;  // FNV-1a
-  for (unsigned char c : id) hash = (hash ^ c) * 0x100000001B3ULL;
-  return mix(hash ^ mix(static_cast<uint64_t>(seed)));
 }
 
 void write_tensor(const std::string& path, const torch::Tensor& tensor) {
@@ -77,10 +64,10 @@ Split split_train_val(const std::vector<StoreRow>& rows, double val_size, int64_
 }
 
 std::string format_store_tsv(const std::vector<StoreRow>& rows) {
-  std::string out = "id\tn_frames\tn_samples\tmel\tlinear\ttext\n";
+  std::string out = "id\tn_frames\tn_samples\tmel\tlinear\twaveform\ttext\n";
   for (const auto& row : rows) {
-    out += fmt::format("{}\t{}\t{}\t{}\t{}\t{}\n", row.id, row.n_frames, row.n_samples, row.mel,
-                       row.linear, tsv_field(row.text));
+    out += fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{}\n", row.id, row.n_frames, row.n_samples, row.mel,
+                       row.linear, row.waveform, tsv_field(row.text));
   }
   return out;
 }
@@ -105,17 +92,27 @@ std::string format_features_yaml(const config::Config& config, const StoreCounts
       counts.skipped, counts.frames, counts.hours, counts.resampled_files);
 }
 
-StoreWriter::StoreWriter(std::string dir, bool with_linear)
-    : dir_(std::move(dir)), with_linear_(with_linear) {
+StoreWriter::StoreWriter(std::string dir, bool with_linear, bool with_waveforms)
+    : dir_(std::move(dir)), with_linear_(with_linear), with_waveforms_(with_waveforms) {
   create_folder((fs::path(dir_) / "mels").string());
   if (with_linear_) create_folder((fs::path(dir_) / "linear").string());
+  if (with_waveforms_) create_folder((fs::path(dir_) / "waveforms").string());
 }
 
 StoreRow StoreWriter::write_utterance(const std::string& id, const audio::Features& features,
                                       const std::string& text) const {
   TTS_CHECK(features.mel.dim() == 2, "{}: mel has {} dimensions, expected [frames, n_mels]", id,
             features.mel.dim());
-  StoreRow row{id, features.mel.size(0), features.n_samples, mel_path(id), "-", text};
+  StoreRow row{id, features.mel.size(0), features.n_samples, mel_path(id), "-", "-", text};
+  if (with_waveforms_) {
+    TTS_CHECK(features.waveform.defined() && features.waveform.numel() == features.n_samples,
+              "{}: the store keeps waveforms (audio.waveforms: true) but none of {} samples was "
+              "kept",
+              id, features.n_samples);
+    row.waveform = waveform_path(id);
+    formats::write_npy((fs::path(dir_) / row.waveform).string(),
+                       features.waveform.data_ptr<float>(), {features.n_samples});
+  }
   if (with_linear_) {
     TTS_CHECK(features.linear.defined() && features.linear.size(0) == row.n_frames,
               "{}: the store has linear spectrograms (audio.linear: true) but none with {} frames "
@@ -154,7 +151,7 @@ void StoreWriter::remove_tables() const {
 
 void StoreWriter::remove_temporaries() const {
   int64_t removed = 0;
-  for (const char* sub : {"", "mels", "linear"}) {
+  for (const char* sub : {"", "mels", "linear", "waveforms"}) {
     fs::path folder = fs::path(dir_) / sub;
     std::error_code error;
     if (!fs::is_directory(folder, error)) continue;

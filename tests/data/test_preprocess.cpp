@@ -2,6 +2,7 @@
 // lines and files; parallel output against serial; resuming a store; the train/val split.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <torch/torch.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -10,8 +11,10 @@
 #include <set>
 #include <sstream>
 
+#include "tts/audio/audio_processor.h"
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
+#include "tts/data/feature_store.h"
 #include "tts/data/preprocess.h"
 #include "tts/data/store_writer.h"
 #include "tts/formats/npy.h"
@@ -120,13 +123,14 @@ TEST_F(Preprocess, WritesAValidStoreAndReportsEveryBadInput) {
   // metadata.tsv: header, one row per kept clip, arrays that match it.
   std::vector<std::string> rows = lines_of(out + "/metadata.tsv");
   ASSERT_EQ(rows.size(), static_cast<size_t>(kGoodClips + 1));
-  EXPECT_EQ(rows[0], "id\tn_frames\tn_samples\tmel\tlinear\ttext");
+  EXPECT_EQ(rows[0], "id\tn_frames\tn_samples\tmel\tlinear\twaveform\ttext");
   int64_t frames = 0;
   for (size_t i = 1; i < rows.size(); ++i) {
     std::vector<std::string> fields = split(rows[i], '\t');
-    ASSERT_EQ(fields.size(), 6u) << rows[i];
+    ASSERT_EQ(fields.size(), 7u) << rows[i];
     EXPECT_EQ(fields[3], "mels/" + fields[0] + ".npy");
     EXPECT_EQ(fields[4], "-");
+    EXPECT_EQ(fields[5], "-");  // no waveforms without audio.waveforms
     tts::formats::NpyArray mel = tts::formats::read_npy(out + "/" + fields[3]);
     ASSERT_EQ(mel.shape.size(), 2u);
     EXPECT_EQ(mel.shape[0], std::stoll(fields[1]));
@@ -134,8 +138,8 @@ TEST_F(Preprocess, WritesAValidStoreAndReportsEveryBadInput) {
     // Centered frames: n_frames = n_samples / hop + 1.
     EXPECT_EQ(mel.shape[0], std::stoll(fields[2]) / 256 + 1);
     frames += mel.shape[0];
-    EXPECT_FALSE(fields[5].empty());
-    EXPECT_EQ(fields[5], tts::text::TextProcessor(config().text).clean(fields[5]))
+    EXPECT_FALSE(fields[6].empty());
+    EXPECT_EQ(fields[6], tts::text::TextProcessor(config().text).clean(fields[6]))
         << "text is stored cleaned";
   }
   EXPECT_EQ(frames, summary.frames);
@@ -336,10 +340,55 @@ TEST(SplitTrainVal, DependsOnIdsAndSeedOnlyAndKeepsRowOrder) {
 
 TEST(StoreTables, TsvHasTheHeaderAndNoTabsInsideText) {
   std::vector<tts::data::StoreRow> rows = {
-      {"A", 3, 700, "mels/A.npy", "-", "tab\there\nand newline"}};
+      {"A", 3, 700, "mels/A.npy", "-", "waveforms/A.npy", "tab\there\nand newline"}};
   EXPECT_EQ(tts::data::format_store_tsv(rows),
-            "id\tn_frames\tn_samples\tmel\tlinear\ttext\n"
-            "A\t3\t700\tmels/A.npy\t-\ttab here and newline\n");
+            "id\tn_frames\tn_samples\tmel\tlinear\twaveform\ttext\n"
+            "A\t3\t700\tmels/A.npy\t-\twaveforms/A.npy\ttab here and newline\n");
   EXPECT_EQ(tts::data::format_errors_tsv({{7, "B", "missing wav: no file 'x'"}}),
             "line\tid\treason\n7\tB\tmissing wav: no file 'x'\n");
+}
+
+TEST_F(Preprocess, KeepsTheTrimmedWaveformEachMelWasComputedFrom) {
+  std::string out = kTmp + "/store_waveforms";
+  tts::config::Config c = config({"audio.waveforms=true"});
+  run(out, 2, c);
+  std::vector<std::string> rows = lines_of(out + "/metadata.tsv");
+  ASSERT_GT(rows.size(), 1u);
+  tts::audio::AudioProcessor processor(c.audio);
+  for (size_t i = 1; i < rows.size(); ++i) {
+    std::vector<std::string> fields = split(rows[i], '\t');
+    ASSERT_EQ(fields.size(), 7u);
+    EXPECT_EQ(fields[5], "waveforms/" + fields[0] + ".npy");
+    tts::formats::NpyArray wave = tts::formats::read_npy(out + "/" + fields[5]);
+    ASSERT_EQ(wave.shape, std::vector<int64_t>{std::stoll(fields[2])});
+    // The stored waveform gives back the stored mel: it is what the mel was computed from.
+    tts::config::AudioOptions untrimmed = c.audio;
+    untrimmed.trim = false;
+    tts::audio::Features again = tts::audio::AudioProcessor(untrimmed).compute(wave.data, false);
+    tts::formats::NpyArray mel = tts::formats::read_npy(out + "/" + fields[3]);
+    torch::Tensor stored = torch::from_blob(mel.data.data(), {mel.shape[0], mel.shape[1]});
+    ASSERT_EQ(again.mel.sizes(), stored.sizes());
+    EXPECT_LT((again.mel - stored).abs().max().item<float>(), 1e-4) << fields[0];
+  }
+  // A training config of a vocoder opens the store; one of Tacotron-2 still does.
+  tts::config::Config vocoder = config({"model.kind=hifigan", "audio.waveforms=true"});
+  tts::data::FeatureStore store = tts::data::FeatureStore::open(out, vocoder);
+  ASSERT_FALSE(store.train().empty());
+  EXPECT_FALSE(store.train()[0].waveform_path.empty());
+  EXPECT_GT(store.train()[0].n_samples, 0);
+  EXPECT_NO_THROW(tts::data::FeatureStore::open(out, c));
+}
+
+TEST_F(Preprocess, AVocoderRefusesAStoreWithoutWaveformsSayingHowToMakeOne) {
+  std::string out = kTmp + "/store_no_waveforms";
+  run(out, 1);
+  try {
+    tts::data::FeatureStore::open(out, config({"model.kind=hifigan"}));
+    FAIL() << "a store without waveforms was accepted for a vocoder";
+  } catch (const tts::UsageError& e) {
+    std::string message = e.what();
+    EXPECT_NE(message.find("audio.waveforms=false"), std::string::npos) << message;
+    EXPECT_NE(message.find("model.kind=hifigan"), std::string::npos) << message;
+    EXPECT_NE(message.find("audio.waveforms: true"), std::string::npos) << message;
+  }
 }

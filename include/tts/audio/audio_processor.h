@@ -26,6 +26,9 @@ struct Features {
   torch::Tensor mel;      // [frames, n_mels] float32, compressed (log or normalized dB), CPU
   torch::Tensor linear;   // [frames, n_fft/2+1] float32, same compression; undefined unless asked
   int64_t n_samples = 0;  // samples after trimming (what the frames cover)
+  // [n_samples] float32: the trimmed signal the frames were computed from (before pre-emphasis),
+  // what a vocoder learns to produce; undefined unless asked.
+  torch::Tensor waveform;
 };
 
 // Audio that reads fine but gives no training example: `category()` is "silent" (nothing above
@@ -49,9 +52,11 @@ class AudioProcessor {
   // Trims (if options.trim), pre-emphasizes, STFT, mel, compresses. Throws tts::Error on NaN/Inf
   // samples, UnusableAudio on all-silent audio or audio shorter than one frame (n_fft samples,
   // after trimming).
-  Features compute(const std::vector<float>& samples, bool with_linear) const;
+  Features compute(const std::vector<float>& samples, bool with_linear,
+                   bool with_waveform = false) const;
   // read_audio + compute; errors name the file.
-  Features compute_file(const std::string& path, bool with_linear) const;
+  Features compute_file(const std::string& path, bool with_linear,
+                        bool with_waveform = false) const;
 
   // [frames, n_mels] compressed -> samples: decompress, mel -> linear (options.mel_inverse),
   // Griffin-Lim on magnitude^griffin_lim_power, inverse pre-emphasis. Output whose peak exceeds

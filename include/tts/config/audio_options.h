@@ -64,6 +64,7 @@ struct AudioOptions {
   double max_abs_value = 4.0;
   bool allow_clipping = true;
   bool linear = false;
+  bool waveforms = false;
   MelInverse mel_inverse = MelInverse::kNnls;
   int griffin_lim_iters = 60;
   double griffin_lim_power = 1.5;
@@ -98,6 +99,9 @@ struct AudioOptions {
     v("max_abs_value", max_abs_value, "normalization bound M");
     v("allow_clipping", allow_clipping, "clip normalized values to the range");
     v("linear", linear, "also produce linear-spectrogram targets (n_fft/2+1 bins)");
+    v("waveforms", waveforms,
+      "also keep the (trimmed, resampled) waveform each mel was computed from: what a vocoder "
+      "trains on");
     v("mel_inverse", mel_inverse, "mel -> linear for synthesis: nnls or pinv");
     v("griffin_lim_iters", griffin_lim_iters, "Griffin-Lim iterations");
     v("griffin_lim_power", griffin_lim_power,

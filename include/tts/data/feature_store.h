@@ -1,9 +1,11 @@
 // Reader of the feature store FEATS/ that `tts-train preprocess` writes:
-//   metadata.tsv, train.tsv, val.tsv  header `id n_frames n_samples mel linear text`
-//   (tab-separated;
-//                                     mel/linear relative to FEATS or `-`; text already cleaned)
+//   metadata.tsv, train.tsv, val.tsv  header `id n_frames n_samples mel linear waveform text`
+//                                     (tab-separated; mel/linear/waveform relative to FEATS or
+//                                     `-`; text already cleaned; tables without the waveform
+//                                     column, from older stores, are read too)
 //   mels/ID.npy                       [frames, n_mels] float32
 //   linear/ID.npy                     [frames, n_fft/2+1] float32 (when audio.linear)
+//   waveforms/ID.npy                  [n_samples] float32 (when audio.waveforms)
 //   features.yaml                     tts_train_version, the `audio` and `text` sections that made
 //                                     the features, counts, resampled_files
 // Opening a store compares its settings with the training config and refuses any difference that
@@ -23,9 +25,11 @@ namespace tts::data {
 struct Utterance {
   std::string id;
   int64_t n_frames = 0;
-  std::string mel_path;     // absolute
-  std::string linear_path;  // absolute, or empty when the store has no linear targets
-  std::string text;         // cleaned text
+  std::string mel_path;       // absolute
+  std::string linear_path;    // absolute, or empty when the store has no linear targets
+  std::string waveform_path;  // absolute, or empty when the store keeps no waveforms
+  int64_t n_samples = 0;      // samples of the trimmed waveform the mel was computed from
+  std::string text;           // cleaned text
 };
 
 class FeatureStore {

@@ -2,8 +2,11 @@
 //
 //   FEATS/mels/ID.npy      [frames, n_mels] float32
 //   FEATS/linear/ID.npy    [frames, n_fft/2+1] float32, only when audio.linear is on
-//   FEATS/metadata.tsv     header "id n_frames n_samples mel linear text" (tab-separated); mel and
-//                          linear are paths relative to FEATS ("-" when absent); text is cleaned
+//   FEATS/waveforms/ID.npy [n_samples] float32, the trimmed signal the mel was computed from, only
+//                          when audio.waveforms is on (vocoders train on it)
+//   FEATS/metadata.tsv     header "id n_frames n_samples mel linear waveform text"
+//                          (tab-separated); mel, linear and waveform are paths relative to FEATS
+//                          ("-" when absent); text is cleaned
 //   FEATS/train.tsv, val.tsv  the same columns, a deterministic split of metadata.tsv's rows
 //   FEATS/errors.tsv       header "line id reason": every input that was skipped
 //   FEATS/features.yaml    tts_train_version, the audio and text sections (as dump_sections()
@@ -28,9 +31,10 @@ struct StoreRow {
   std::string id;
   int64_t n_frames = 0;
   int64_t n_samples = 0;
-  std::string mel;     // relative to the store: "mels/ID.npy"
-  std::string linear;  // "linear/ID.npy", or "-"
-  std::string text;    // cleaned
+  std::string mel;       // relative to the store: "mels/ID.npy"
+  std::string linear;    // "linear/ID.npy", or "-"
+  std::string waveform;  // "waveforms/ID.npy", or "-"
+  std::string text;      // cleaned
 };
 
 struct StoreError {
@@ -69,17 +73,19 @@ std::string format_features_yaml(const config::Config& config, const StoreCounts
 
 class StoreWriter {
  public:
-  // Creates `dir`, dir/mels and (with `with_linear`) dir/linear. Throws tts::Error.
-  StoreWriter(std::string dir, bool with_linear);
+  // Creates `dir`, dir/mels and, when asked, dir/linear and dir/waveforms. Throws tts::Error.
+  StoreWriter(std::string dir, bool with_linear, bool with_waveforms = false);
 
   const std::string& dir() const { return dir_; }
   bool with_linear() const { return with_linear_; }
+  bool with_waveforms() const { return with_waveforms_; }
   static std::string mel_path(const std::string& id) { return "mels/" + id + ".npy"; }
   static std::string linear_path(const std::string& id) { return "linear/" + id + ".npy"; }
+  static std::string waveform_path(const std::string& id) { return "waveforms/" + id + ".npy"; }
 
   // Writes the utterance's arrays (atomically) and returns its row. Thread-safe (one id per
-  // call). Throws tts::Error when `features` lack a linear spectrogram the store needs, or a
-  // write fails.
+  // call). Throws tts::Error when `features` lack a linear spectrogram or waveform the store
+  // needs, or a write fails.
   StoreRow write_utterance(const std::string& id, const audio::Features& features,
                            const std::string& text) const;
 
@@ -96,6 +102,7 @@ class StoreWriter {
  private:
   std::string dir_;
   bool with_linear_;
+  bool with_waveforms_;
 };
 
 }  // namespace tts::data

@@ -28,13 +28,29 @@ inline float feature_value(size_t index, int64_t t, int64_t b) {
          1e-6f * static_cast<float>(b);
 }
 
+// Sample `s` of the `index`-th utterance's waveform (audio.waveforms).
+inline float waveform_value(size_t index, int64_t s) {
+  return static_cast<float>(index + 1) * 0.01f + 1e-6f * static_cast<float>(s);
+}
+
+// Samples of an utterance of `frames` centered frames: frame t covers sample t * hop, the last
+// frame's window runs past the signal's end.
+inline int64_t samples_of(int64_t frames, const config::Config& config) {
+  return (frames - 1) * config.audio.hop_length + config.audio.hop_length / 2;
+}
+
+// The tables' text: without a waveform column (as older stores) unless audio.waveforms.
 inline std::string tsv(const std::vector<StoreUtterance>& list, const config::Config& config) {
-  std::string text = "id\tn_frames\tn_samples\tmel\tlinear\ttext\n";
+  const bool waveforms = config.audio.waveforms;
+  std::string text = waveforms ? "id\tn_frames\tn_samples\tmel\tlinear\twaveform\ttext\n"
+                               : "id\tn_frames\tn_samples\tmel\tlinear\ttext\n";
   for (const auto& u : list) {
     text += u.id + "\t" + std::to_string(u.frames) + "\t" +
-            std::to_string(u.frames * config.audio.hop_length) + "\tmels/" + u.id + ".npy\t" +
-            (config.audio.linear ? "linear/" + u.id + ".npy" : std::string("-")) + "\t" + u.text +
-            "\n";
+            std::to_string(waveforms ? samples_of(u.frames, config)
+                                     : u.frames * config.audio.hop_length) +
+            "\tmels/" + u.id + ".npy\t" +
+            (config.audio.linear ? "linear/" + u.id + ".npy" : std::string("-")) + "\t" +
+            (waveforms ? "waveforms/" + u.id + ".npy\t" : std::string()) + u.text + "\n";
   }
   return text;
 }
@@ -43,7 +59,9 @@ inline std::string tsv(const std::vector<StoreUtterance>& list, const config::Co
 // first `n_val` utterances go to val.tsv, the rest to train.tsv.
 inline std::string make_store(const std::string& dir, const config::Config& config,
                               const std::vector<StoreUtterance>& utterances, size_t n_val = 0) {
-  std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "/mels' '" + dir + "/linear'").c_str());
+  std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "/mels' '" + dir + "/linear' '" + dir +
+               "/waveforms'")
+                  .c_str());
   for (size_t i = 0; i < utterances.size(); ++i) {
     const auto& u = utterances[i];
     int64_t n_mels = config.audio.n_mels, n_linear = config.audio.n_linear();
@@ -55,6 +73,12 @@ inline std::string make_store(const std::string& dir, const config::Config& conf
     formats::write_npy(dir + "/mels/" + u.id + ".npy", mel.data(), {u.frames, n_mels});
     if (config.audio.linear) {
       formats::write_npy(dir + "/linear/" + u.id + ".npy", linear.data(), {u.frames, n_linear});
+    }
+    if (config.audio.waveforms) {
+      std::vector<float> wave(static_cast<size_t>(samples_of(u.frames, config)));
+      for (size_t s = 0; s < wave.size(); ++s) wave[s] = waveform_value(i, static_cast<int64_t>(s));
+      formats::write_npy(dir + "/waveforms/" + u.id + ".npy", wave.data(),
+                         {static_cast<int64_t>(wave.size())});
     }
   }
   std::vector<StoreUtterance> val(utterances.begin(), utterances.begin() + n_val);

@@ -1,0 +1,25 @@
+// Stable, well-mixed hashes for choices that must not depend on the order of work, the number of
+// threads or the rank (the train/validation split, a training window's position).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace tts {
+
+// splitmix64's finalizer: a well-mixed 64-bit hash of `x`.
+inline uint64_t mix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+// A hash of the string `id` under `seed` (FNV-1a, then mixed).
+inline uint64_t hash_id(const std::string& id, int64_t seed) {
+  uint64_t hash = 0xCBF29CE484222325ULL;
+  for (unsigned char c : id) hash = (hash ^ c) * 0x100000001B3ULL;
+  return mix64(hash ^ mix64(static_cast<uint64_t>(seed)));
+}
+
+}  // namespace tts
