@@ -116,6 +116,7 @@ config::Config hifigan_config_from_json(const std::string& config_json_path, con
   base.model.kind = config::ModelKind::kHifigan;
   base.train.optimizer = config::Optimizer::kAdamW;
   base.train.weight_decay = kJik876WeightDecay;
+  base.train.adam_eps = kJik876AdamEps;
   base.train.lr_schedule = config::LrSchedule::kPerEpoch;
   base.train.grad_clip_thresh = 0;
   base.audio.mel_scale = config::MelScale::kSlaney;
