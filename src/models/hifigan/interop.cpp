@@ -2,7 +2,7 @@
 
 #include <torch/torch.h>
 
-#include <filesystem>
+#include <functional>
 
 #include "interop_internal.h"
 #include "tts/checkpoint/nvidia_keys.h"
@@ -141,35 +141,26 @@ int64_t integer(const PickleValue& root, const std::string& key, const std::stri
 
 // --- writing ---
 
-Value make(Kind kind) {
+Value make(Kind kind, const std::function<void(PickleValue&)>& set = nullptr) {
   auto v = std::make_shared<PickleValue>();
   v->kind = kind;
+  if (set) set(*v);
   return v;
 }
 Value text(const std::string& s) {
-  Value v = make(Kind::String);
-  v->text = s;
-  return v;
+  return make(Kind::String, [&](PickleValue& v) { v.text = s; });
 }
 Value integer_value(int64_t i) {
-  Value v = make(Kind::Int);
-  v->integer = i;
-  return v;
+  return make(Kind::Int, [&](PickleValue& v) { v.integer = i; });
 }
 Value real_value(double x) {
-  Value v = make(Kind::Float);
-  v->real = x;
-  return v;
+  return make(Kind::Float, [&](PickleValue& v) { v.real = x; });
 }
 Value boolean_value(bool b) {
-  Value v = make(Kind::Bool);
-  v->boolean = b;
-  return v;
+  return make(Kind::Bool, [&](PickleValue& v) { v.boolean = b; });
 }
 Value tensor_value(const torch::Tensor& t) {
-  Value v = make(Kind::Tensor);
-  v->tensor = t;
-  return v;
+  return make(Kind::Tensor, [&](PickleValue& v) { v.tensor = t; });
 }
 
 // `tensors` in the order PyTorch's state_dict() lists `module`'s: per module, parameters then
