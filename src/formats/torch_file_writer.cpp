@@ -61,6 +61,18 @@ class Pickler {
         }
         out += 'u';
         break;
+      case K::List:
+        out += ']';
+        if (v.items.empty()) break;
+        out += '(';
+        for (const auto& item : v.items) value(*item);
+        out += 'e';
+        break;
+      case K::Tuple:
+        out += '(';
+        for (const auto& item : v.items) value(*item);
+        out += 't';
+        break;
       case K::Tensor:
         tensor(v.tensor);
         break;

@@ -53,7 +53,8 @@ bool is_zip_file(const std::string& path);
 // what is not understood (a legacy file, an object that is not a plain container or tensor).
 PickleValue read_torch_file(const std::string& path);
 
-// Writes `root` (None, bools, ints, floats, strings, tensors and string-keyed dicts of them) as
+// Writes `root` (None, bools, ints, floats, strings, tensors, and lists, tuples and dicts of them:
+// an optimizer's state_dict keys its states by integers) as
 // torch.save does, atomically, so that Python's torch.load reads it with weights_only=True (the
 // default since PyTorch 2.6), which refuses what torch::pickle_save writes. Throws tts::Error for
 // another kind of value.
