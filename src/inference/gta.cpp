@@ -10,8 +10,8 @@
 #include "tts/core/logging.h"
 #include "tts/data/batch.h"
 #include "tts/data/feature_store.h"
-#include "tts/data/store_writer.h"
 #include "tts/data/ljspeech.h"
+#include "tts/data/store_writer.h"
 #include "tts/dist/communicator.h"
 #include "tts/dist/rank_info.h"
 #include "tts/formats/npy.h"
@@ -142,8 +142,7 @@ GtaSummary run_gta(const GtaRequest& request) {
       TTS_CHECK(wave.shape == std::vector<int64_t>{u.n_samples},
                 "{} (utterance {}): a waveform of shape [{}], the store's tables promise [{}]; "
                 "run `tts-train data check {}`",
-                u.waveform_path, u.id, fmt::join(wave.shape, ", "), u.n_samples,
-                request.data_dir);
+                u.waveform_path, u.id, fmt::join(wave.shape, ", "), u.n_samples, request.data_dir);
       formats::write_npy(store_path(data::StoreWriter::waveform_path(u.id)), wave);
     }
     formats::NpyArray mel = formats::read_npy(u.mel_path);
@@ -191,9 +190,10 @@ GtaSummary run_gta(const GtaRequest& request) {
     });
     if (complete) {
       write_store_tables(request.out_dir, store, config);
-      log->info("{} is a feature store of the predicted mels and their waveforms: fine-tune a "
-                "vocoder on it with tts-train train --data {}",
-                request.out_dir, request.out_dir);
+      log->info(
+          "{} is a feature store of the predicted mels and their waveforms: fine-tune a "
+          "vocoder on it with tts-train train --data {}",
+          request.out_dir, request.out_dir);
     }
   }
   return summary;
