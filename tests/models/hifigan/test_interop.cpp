@@ -240,3 +240,18 @@ print("max_abs", float(np.abs(audio.numpy() - expected).max()))
   EXPECT_LT(std::stod(r.output.substr(at + 8)), 1e-5) << r.output;
   fs::remove_all(e.dir);
 }
+
+TEST(HifiganInterop, ConfigsEqualJik876s) {
+  const char* checkout = std::getenv("TTS_HIFIGAN_DIR");
+  if (checkout == nullptr || !fs::exists(fs::path(checkout) / "config_v1.json")) {
+    GTEST_SKIP() << "TTS_HIFIGAN_DIR does not name a checkout of jik876/hifi-gan (config_v1.json)";
+  }
+  for (const std::string v : {"v1", "v2", "v3"}) {
+    const tts::config::Config ours =
+        tts::config::load_config(std::string(TTS_SOURCE_DIR) + "/configs/hifigan_" + v + ".yaml");
+    // jik876's file applied over ours changes nothing when ours says the same.
+    const tts::config::Config theirs =
+        hifigan_config_from_json(fmt::format("{}/config_{}.json", checkout, v), ours);
+    EXPECT_EQ(tts::config::dump_config(ours), tts::config::dump_config(theirs)) << v;
+  }
+}
