@@ -21,9 +21,6 @@ void WavenetOptions::validate() const {
       output_distribution != WavenetOutput::kNormal || out_channels == 2 || out_channels % 3 == 0,
       "wavenet.out_channels", out_channels,
       "a Normal output takes 2 channels (mean, log scale) or 3 per mixture component");
-  require(input_type == WavenetInput::kRaw, "wavenet.input_type", input_type,
-          "only raw is supported (scalar input in [-1, 1] with a mixture output); re-train with "
-          "input_type raw");
   require(layers >= 1, "wavenet.layers", layers, "must be at least 1");
   require_at_most("wavenet.layers", layers, kMaxWavenetLayers, "r9y9's deepest has 30");
   require(stacks >= 1 && layers % stacks == 0, "wavenet.stacks", stacks,

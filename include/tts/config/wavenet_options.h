@@ -14,11 +14,10 @@ namespace tts::config {
 enum class WavenetOutput { kLogistic, kNormal };
 TTS_CHOICE_NAMES(WavenetOutput, {WavenetOutput::kLogistic, "Logistic"},
                  {WavenetOutput::kNormal, "Normal"});
-// The waveform's form at the network's input (r9y9's input_type). Only raw is supported: mulaw
-// and mulaw-quantize are named so that an r9y9 file using them is refused with that reason.
-enum class WavenetInput { kRaw, kMulaw, kMulawQuantize };
-TTS_CHOICE_NAMES(WavenetInput, {WavenetInput::kRaw, "raw"}, {WavenetInput::kMulaw, "mulaw"},
-                 {WavenetInput::kMulawQuantize, "mulaw-quantize"});
+// The waveform's form at the network's input (r9y9's input_type). Only raw is supported: r9y9's
+// mulaw and mulaw-quantize are refused (import_r9y9 says why).
+enum class WavenetInput { kRaw };
+TTS_CHOICE_NAMES(WavenetInput, {WavenetInput::kRaw, "raw"});
 
 // Ceilings no real WaveNet reaches (they size the network's weights and a batch's audio).
 inline constexpr int kMaxWavenetLayers = 1024;
@@ -53,7 +52,8 @@ struct WavenetOptions {
 
   template <class V>
   void visit(V& v) {
-    v("input_type", input_type, "waveform at the input: raw (mulaw, mulaw-quantize unsupported)");
+    v("input_type", input_type,
+      "waveform at the input: raw, in [-1, 1] (r9y9's mulaw kinds are not supported)");
     v("out_channels", out_channels,
       "output channels: 3 per mixture component; Normal also 2 (one Gaussian, no weight)");
     v("layers", layers, "dilated residual layers in all");

@@ -344,29 +344,13 @@ void export_r9y9(const std::string& checkpoint, const std::string& hparams_json,
   TTS_CHECK(a.preemphasis == 0 || a.preemphasis == kPreemphasis,
             "audio.preemphasis is {}; r9y9's preprocess 'preemphasis' uses {} (or 0 for none)",
             a.preemphasis, kPreemphasis);
-  auto value = [](PickleValue::Kind kind) {
-    auto v = std::make_shared<PickleValue>();
-    v->kind = kind;
-    return v;
-  };
-  auto key = [&](const std::string& text) {
-    auto v = value(PickleValue::Kind::String);
-    v->text = text;
-    return v;
-  };
-  auto state_dict = value(PickleValue::Kind::Dict);
+  std::vector<std::pair<std::string, std::shared_ptr<PickleValue>>> state_dict;
   for (const auto& [name, tensor] : tensors) {
-    auto t = value(PickleValue::Kind::Tensor);
-    t->tensor = tensor.detach().cpu().contiguous();
-    state_dict->entries.emplace_back(key(name), t);
+    state_dict.emplace_back(name, formats::pickle_tensor(tensor.detach().cpu().contiguous()));
   }
-  auto step = value(PickleValue::Kind::Int);
-  step->integer = global_step;
-  auto epoch = value(PickleValue::Kind::Int);
-  PickleValue root;
-  root.kind = PickleValue::Kind::Dict;
-  root.entries = {
-      {key("state_dict"), state_dict}, {key("global_step"), step}, {key("global_epoch"), epoch}};
+  const auto root = formats::pickle_dict({{"state_dict", formats::pickle_dict(state_dict)},
+                                          {"global_step", formats::pickle_int(global_step)},
+                                          {"global_epoch", formats::pickle_int(0)}});
 
   const std::string output =
       w.output_distribution == config::WavenetOutput::kLogistic ? "Logistic" : "Normal";
@@ -419,7 +403,7 @@ void export_r9y9(const std::string& checkpoint, const std::string& hparams_json,
       w.cin_pad, fmt::join(w.upsample_scales, ", "), w.freq_axis_kernel_size, w.cin_pad, a.n_mels,
       w.gin_channels > 0 ? w.gin_channels : -1, w.n_speakers, w.max_time_steps,
       w.exponential_moving_average ? "true" : "false", json_real(w.ema_decay));
-  formats::write_torch_file(checkpoint, root);
+  formats::write_torch_file(checkpoint, *root);
   write_file_atomic(hparams_json, json);
 }
 
