@@ -259,32 +259,15 @@ std::string export_nvidia(const Checkpoint& checkpoint, const std::string& out) 
                   "train with text.symbol_set: nvidia (e.g. warm-started with --init-from) to "
                   "export",
                   config.text.symbol_set);
-  auto value = [](PickleValue::Kind kind) {
-    auto v = std::make_shared<PickleValue>();
-    v->kind = kind;
-    return v;
-  };
-  auto key = [&](const std::string& text) {
-    auto v = value(PickleValue::Kind::String);
-    v->text = text;
-    return v;
-  };
-  auto state_dict = value(PickleValue::Kind::Dict);
+  std::vector<std::pair<std::string, std::shared_ptr<PickleValue>>> tensors;
   for (const auto& [name, tensor] : checkpoint.tensors) {
-    auto t = value(PickleValue::Kind::Tensor);
-    t->tensor = tensor;
-    state_dict->entries.emplace_back(key(nvidia_name(name)), t);
+    tensors.emplace_back(nvidia_name(name), formats::pickle_tensor(tensor));
   }
-  auto iteration = value(PickleValue::Kind::Int);
-  iteration->integer = checkpoint.state.step;
-  auto learning_rate = value(PickleValue::Kind::Float);
-  learning_rate->real = config.train.learning_rate;
-  PickleValue root;
-  root.kind = PickleValue::Kind::Dict;
-  root.entries = {{key("iteration"), iteration},
-                  {key("state_dict"), state_dict},
-                  {key("learning_rate"), learning_rate}};
-  formats::write_torch_file(out, root);
+  const auto root =
+      formats::pickle_dict({{"iteration", formats::pickle_int(checkpoint.state.step)},
+                            {"state_dict", formats::pickle_dict(tensors)},
+                            {"learning_rate", formats::pickle_float(config.train.learning_rate)}});
+  formats::write_torch_file(out, *root);
   return nvidia_hparams(config);
 }
 

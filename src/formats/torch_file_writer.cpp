@@ -160,4 +160,43 @@ void write_torch_file(const std::string& path, const PickleValue& root) {
   write_file_atomic(path, bytes);
 }
 
+namespace {
+std::shared_ptr<PickleValue> pickle_value(PickleValue::Kind kind) {
+  auto value = std::make_shared<PickleValue>();
+  value->kind = kind;
+  return value;
+}
+}  // namespace
+
+std::shared_ptr<PickleValue> pickle_string(const std::string& text) {
+  auto value = pickle_value(PickleValue::Kind::String);
+  value->text = text;
+  return value;
+}
+
+std::shared_ptr<PickleValue> pickle_int(int64_t integer) {
+  auto value = pickle_value(PickleValue::Kind::Int);
+  value->integer = integer;
+  return value;
+}
+
+std::shared_ptr<PickleValue> pickle_float(double real) {
+  auto value = pickle_value(PickleValue::Kind::Float);
+  value->real = real;
+  return value;
+}
+
+std::shared_ptr<PickleValue> pickle_tensor(const torch::Tensor& tensor) {
+  auto value = pickle_value(PickleValue::Kind::Tensor);
+  value->tensor = tensor;
+  return value;
+}
+
+std::shared_ptr<PickleValue> pickle_dict(
+    const std::vector<std::pair<std::string, std::shared_ptr<PickleValue>>>& entries) {
+  auto value = pickle_value(PickleValue::Kind::Dict);
+  for (const auto& [key, item] : entries) value->entries.emplace_back(pickle_string(key), item);
+  return value;
+}
+
 }  // namespace tts::formats

@@ -14,14 +14,21 @@ namespace tts::config {
 enum class WavenetOutput { kLogistic, kNormal };
 TTS_CHOICE_NAMES(WavenetOutput, {WavenetOutput::kLogistic, "Logistic"},
                  {WavenetOutput::kNormal, "Normal"});
+// The waveform's form at the network's input (r9y9's input_type). Only raw is supported: r9y9's
+// mulaw and mulaw-quantize are refused (import_r9y9 says why).
+enum class WavenetInput { kRaw };
+TTS_CHOICE_NAMES(WavenetInput, {WavenetInput::kRaw, "raw"});
 
 // Ceilings no real WaveNet reaches (they size the network's weights and a batch's audio).
 inline constexpr int kMaxWavenetLayers = 1024;
 inline constexpr int kMaxWavenetChannels = 8192;
 inline constexpr int kMaxTimeSteps = 1 << 22;
+// Rows of the speaker embedding: multi-speaker corpora have hundreds to a few thousand speakers.
+inline constexpr int kMaxWavenetSpeakers = 65536;
 
 struct WavenetOptions {
   // Each field's meaning is documented once, in visit(); dumped configs carry it as a comment.
+  WavenetInput input_type = WavenetInput::kRaw;
   int out_channels = 30;
   int layers = 24;
   int stacks = 4;
@@ -32,6 +39,10 @@ struct WavenetOptions {
   int kernel_size = 3;
   int cin_pad = 2;
   std::vector<int> upsample_scales{4, 4, 4, 4};
+  int freq_axis_kernel_size = 1;
+  int gin_channels = -1;
+  int n_speakers = 7;
+  bool use_speaker_embedding = true;
   WavenetOutput output_distribution = WavenetOutput::kLogistic;
   double log_scale_min = -16.0;
   int quantize_channels = 65536;
@@ -41,8 +52,10 @@ struct WavenetOptions {
 
   template <class V>
   void visit(V& v) {
+    v("input_type", input_type,
+      "waveform at the input: raw, in [-1, 1] (r9y9's mulaw kinds are not supported)");
     v("out_channels", out_channels,
-      "output channels: 3 per mixture component (Logistic), 2 (Normal)");
+      "output channels: 3 per mixture component; Normal also 2 (one Gaussian, no weight)");
     v("layers", layers, "dilated residual layers in all");
     v("stacks", stacks, "dilation cycles: layer i has dilation 2^(i mod (layers/stacks))");
     v("residual_channels", residual_channels, "channels of the residual path");
@@ -53,6 +66,12 @@ struct WavenetOptions {
     v("cin_pad", cin_pad, "mel frames of context on each side of a training window");
     v("upsample_scales", upsample_scales,
       "the conditioning upsampler's scales; their product is audio.hop_length");
+    v("freq_axis_kernel_size", freq_axis_kernel_size,
+      "mel-axis taps of the upsampler's 2-d convolutions (odd; 1: time axis only)");
+    v("gin_channels", gin_channels, "global (speaker) conditioning channels; <= 0 disables it");
+    v("n_speakers", n_speakers, "speakers the embedding holds (with gin_channels > 0)");
+    v("use_speaker_embedding", use_speaker_embedding,
+      "global conditioning from speaker ids through an embedding (else from given features)");
     v("output_distribution", output_distribution, "Logistic or Normal mixture");
     v("log_scale_min", log_scale_min, "floor of the mixture components' log scale");
     v("quantize_channels", quantize_channels, "discretization levels of the mixture's likelihood");

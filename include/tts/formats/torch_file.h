@@ -60,4 +60,13 @@ PickleValue read_torch_file(const std::string& path);
 // another kind of value.
 void write_torch_file(const std::string& path, const PickleValue& root);
 
+// The values of a tree for write_torch_file.
+std::shared_ptr<PickleValue> pickle_string(const std::string& text);
+std::shared_ptr<PickleValue> pickle_int(int64_t value);
+std::shared_ptr<PickleValue> pickle_float(double value);
+std::shared_ptr<PickleValue> pickle_tensor(const torch::Tensor& tensor);
+// A dict with string keys, in the order given.
+std::shared_ptr<PickleValue> pickle_dict(
+    const std::vector<std::pair<std::string, std::shared_ptr<PickleValue>>>& entries);
+
 }  // namespace tts::formats

@@ -1,0 +1,410 @@
+#include "tts/models/wavenet/r9y9.h"
+
+#include <torch/torch.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <limits>
+#include <set>
+#include <vector>
+
+#include "tts/checkpoint/nvidia_keys.h"
+#include "tts/checkpoint/state_dict.h"
+#include "tts/core/error.h"
+#include "tts/core/fs.h"
+#include "tts/formats/torch_file.h"
+#include "tts/models/wavenet/network.h"
+
+namespace tts::wavenet {
+using formats::PickleValue;
+namespace {
+
+constexpr int64_t kMaxHparamsBytes = 1 << 20;
+// r9y9's hparams nest two levels (upsample_params, optimizer_params); deeper is not its file.
+constexpr int kMaxHparamsDepth = 8;
+constexpr double kPreemphasis = 0.85;  // r9y9's audio.preemphasis coefficient
+
+// The deepest nesting of brackets outside strings: checked before yaml-cpp, whose parser recurses
+// once per level.
+int json_depth(const std::string& text) {
+  int depth = 0;
+  int deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (in_string) {
+      if (ch == '\\') ++i;
+      if (ch == '"') in_string = false;
+    } else if (ch == '"') {
+      in_string = true;
+    } else if (ch == '[' || ch == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (ch == ']' || ch == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+// Typed, bounded reads of one hparams file's keys; errors name the file and the key.
+class Hparams {
+ public:
+  explicit Hparams(const std::string& path) : path_(path) {
+    const std::string text = read_file(path);
+    TTS_CHECK(static_cast<int64_t>(text.size()) <= kMaxHparamsBytes,
+              "{}: {} bytes; r9y9's hparams.json has a few kB (at most {} read)", path, text.size(),
+              kMaxHparamsBytes);
+    TTS_CHECK(json_depth(text) <= kMaxHparamsDepth,
+              "{}: brackets nest deeper than {} levels; expected r9y9's hparams.json", path,
+              kMaxHparamsDepth);
+    try {
+      root_ = YAML::Load(text);
+    } catch (const YAML::Exception& e) {
+      throw Error(fmt::format("{}: not valid JSON: {}", path, e.what()));
+    }
+    TTS_CHECK(root_.IsMap(), "{}: expected r9y9's hparams (a JSON object of settings)", path);
+  }
+
+  YAML::Node node(const std::string& key) const { return root_[key]; }
+
+  int64_t integer(const YAML::Node& node, const std::string& key, int64_t low, int64_t high) const {
+    int64_t value = 0;
+    TTS_CHECK(node && node.IsScalar() && YAML::convert<int64_t>::decode(node, value),
+              "{}: key '{}' must be an integer, found {}", path_, key, shown(node));
+    TTS_CHECK(value >= low && value <= high, "{}: key '{}' is {}; expected {} to {}", path_, key,
+              value, low, high);
+    return value;
+  }
+  int64_t integer(const std::string& key, int64_t low, int64_t high) const {
+    return integer(root_[key], key, low, high);
+  }
+  double real(const std::string& key, double low, double high) const {
+    const YAML::Node node = root_[key];
+    double value = 0;
+    TTS_CHECK(node && node.IsScalar() && YAML::convert<double>::decode(node, value) &&
+                  std::isfinite(value),
+              "{}: key '{}' must be a number, found {}", path_, key, shown(node));
+    TTS_CHECK(value >= low && value <= high, "{}: key '{}' is {}; expected {} to {}", path_, key,
+              value, low, high);
+    return value;
+  }
+  std::string text(const std::string& key, const std::string& fallback) const {
+    const YAML::Node node = root_[key];
+    if (!node || node.IsNull()) return fallback;
+    TTS_CHECK(node.IsScalar() && node.Scalar().size() <= 64,
+              "{}: key '{}' must be a short string, found {}", path_, key, shown(node));
+    return node.Scalar();
+  }
+  bool flag(const std::string& key, bool fallback) const {
+    const YAML::Node node = root_[key];
+    if (!node) return fallback;
+    bool value = false;
+    TTS_CHECK(node.IsScalar() && YAML::convert<bool>::decode(node, value),
+              "{}: key '{}' must be true or false, found {}", path_, key, shown(node));
+    return value;
+  }
+  bool null(const std::string& key) const { return !root_[key] || root_[key].IsNull(); }
+  const std::string& path() const { return path_; }
+
+ private:
+  static std::string shown(const YAML::Node& node) {
+    if (!node) return "nothing (the key is missing)";
+    if (node.IsScalar()) return fmt::format("'{}'", node.Scalar().substr(0, 64));
+    return node.IsMap() ? "an object" : node.IsSequence() ? "a list" : "null";
+  }
+  std::string path_;
+  YAML::Node root_;
+};
+
+// The WaveNet settings of r9y9's file (see R9y9Hparams for what each becomes).
+config::WavenetOptions wavenet_options(const Hparams& h, int64_t num_mels) {
+  config::WavenetOptions o;
+  const std::string input_type = h.text("input_type", "raw");
+  TTS_CHECK(input_type == "raw",
+            "{}: key 'input_type' is '{}'; only raw is supported (scalar input with a mixture "
+            "output): train r9y9's model with input_type raw",
+            h.path(), input_type);
+  const std::string output = h.text("output_distribution", "Logistic");
+  TTS_CHECK(output == "Logistic" || output == "Normal",
+            "{}: key 'output_distribution' is '{}'; expected Logistic or Normal", h.path(), output);
+  o.output_distribution =
+      output == "Logistic" ? config::WavenetOutput::kLogistic : config::WavenetOutput::kNormal;
+  o.out_channels = h.integer("out_channels", 2, config::kMaxWavenetChannels);
+  o.layers = h.integer("layers", 1, config::kMaxWavenetLayers);
+  o.stacks = h.integer("stacks", 1, config::kMaxWavenetLayers);
+  o.residual_channels = h.integer("residual_channels", 1, config::kMaxWavenetChannels);
+  o.gate_channels = h.integer("gate_channels", 2, config::kMaxWavenetChannels);
+  o.skip_out_channels = h.integer("skip_out_channels", 1, config::kMaxWavenetChannels);
+  o.dropout = h.real("dropout", 0, 0.999);
+  o.kernel_size = h.integer("kernel_size", 1, 255);
+  o.cin_pad = h.integer("cin_pad", 0, 255);
+  o.log_scale_min = h.real("log_scale_min", -1e4, -1e-9);
+  o.quantize_channels = h.integer("quantize_channels", 2, 1 << 24);
+  o.gin_channels = h.integer("gin_channels", -1, config::kMaxWavenetChannels);
+  if (o.gin_channels > 0) {
+    o.n_speakers = h.integer("n_speakers", 1, config::kMaxWavenetSpeakers);
+  }
+  if (!h.null("max_time_steps")) {
+    o.max_time_steps = h.integer("max_time_steps", 1, config::kMaxTimeSteps);
+  }
+  o.exponential_moving_average = h.flag("exponential_moving_average", true);
+  if (o.exponential_moving_average) o.ema_decay = h.real("ema_decay", 0, 0.999999999);
+
+  const int64_t cin = h.integer("cin_channels", -1, config::kMaxMels);
+  TTS_CHECK(cin == num_mels,
+            "{}: key 'cin_channels' is {} but 'num_mels' is {}; our WaveNet is conditioned on "
+            "all the mels (a model without local conditioning is not supported)",
+            h.path(), cin, num_mels);
+  TTS_CHECK(h.flag("upsample_conditional_features", true),
+            "{}: key 'upsample_conditional_features' is false; only the upsampling network "
+            "(ConvInUpsampleNetwork) is supported",
+            h.path());
+  const std::string net = h.text("upsample_net", "ConvInUpsampleNetwork");
+  TTS_CHECK(net == "ConvInUpsampleNetwork",
+            "{}: key 'upsample_net' is '{}'; only ConvInUpsampleNetwork is supported", h.path(),
+            net);
+  const YAML::Node params = h.node("upsample_params");
+  TTS_CHECK(params && params.IsMap(), "{}: key 'upsample_params' must be an object", h.path());
+  const YAML::Node scales = params["upsample_scales"];
+  TTS_CHECK(scales && scales.IsSequence() && scales.size() >= 1 && scales.size() <= 16,
+            "{}: key 'upsample_params.upsample_scales' must be a list of 1 to 16 integers",
+            h.path());
+  o.upsample_scales.clear();
+  for (const YAML::Node& scale : scales) {
+    o.upsample_scales.push_back(h.integer(scale, "upsample_params.upsample_scales", 1, 1024));
+  }
+  if (params["freq_axis_kernel_size"]) {
+    o.freq_axis_kernel_size =
+        h.integer(params["freq_axis_kernel_size"], "upsample_params.freq_axis_kernel_size", 1, 255);
+  }
+  for (const char* key : {"upsample_activation", "mode"}) {
+    const YAML::Node value = params[key];
+    const std::string expected = std::string(key) == "mode" ? "nearest" : "none";
+    TTS_CHECK(!value || (value.IsScalar() && value.Scalar() == expected),
+              "{}: key 'upsample_params.{}' must be '{}' (the only upsampler supported)", h.path(),
+              key, expected);
+  }
+  try {
+    o.validate();
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}: {} (r9y9's key of the same name)", h.path(), e.what()));
+  }
+  return o;
+}
+
+config::AudioOptions audio_options(const Hparams& h) {
+  config::AudioOptions a;
+  a.sample_rate = h.integer("sample_rate", 1000, 384000);
+  a.n_fft = h.integer("fft_size", 16, config::kMaxFrameSamples);
+  a.hop_length = h.null("hop_size")
+                     ? std::lround(h.real("frame_shift_ms", 0.01, 1000) / 1000 * a.sample_rate)
+                     : h.integer("hop_size", 1, config::kMaxFrameSamples);
+  const int64_t win = h.integer("win_length", -1, config::kMaxFrameSamples);
+  a.win_length =
+      win > 0 ? win : std::lround(h.real("win_length_ms", 0.01, 1000) / 1000 * a.sample_rate);
+  a.n_mels = h.integer("num_mels", 1, config::kMaxMels);
+  a.fmin = h.real("fmin", 0, a.sample_rate / 2.0);
+  a.fmax = h.null("fmax") ? a.sample_rate / 2.0 : h.real("fmax", a.fmin, a.sample_rate / 2.0);
+  a.preemphasis = h.text("preprocess", "") == "preemphasis" ? kPreemphasis : 0.0;
+  // librosa's filterbank defaults, as r9y9's audio.py builds it; log10 and the mean/variance
+  // standardization have no counterpart here (see r9y9.h).
+  a.mel_scale = config::MelScale::kSlaney;
+  a.mel_norm = config::MelNorm::kSlaney;
+  a.pad_mode = config::PadMode::kReflect;
+  a.magnitude_power = 1.0;
+  a.center = true;
+  return a;
+}
+
+// The state dict inside r9y9's file: under 'state_dict', or the whole file; "module." removed.
+std::map<std::string, torch::Tensor> file_tensors(const PickleValue& root,
+                                                  const std::string& path) {
+  const PickleValue* dict = root.find("state_dict");
+  if (dict == nullptr) dict = &root;
+  TTS_CHECK(dict->kind == PickleValue::Kind::Dict,
+            "'{}' holds a {}; expected r9y9's checkpoint (a dict with 'state_dict') or a state "
+            "dict",
+            path, dict->kind_name());
+  const std::string prefix = "module.";
+  bool prefixed = !dict->entries.empty();
+  for (const auto& [key, value] : dict->entries) {
+    TTS_CHECK(key->kind == PickleValue::Kind::String && value->kind == PickleValue::Kind::Tensor,
+              "'{}': the state dict maps a {} to a {}; expected parameter names to tensors", path,
+              key->kind_name(), value->kind_name());
+    checkpoint::check_state_dict_key(key->text, path);
+    prefixed = prefixed && key->text.rfind(prefix, 0) == 0;
+  }
+  std::map<std::string, torch::Tensor> tensors;
+  for (const auto& [key, value] : dict->entries) {
+    tensors[key->text.substr(prefixed ? prefix.size() : 0)] = value->tensor;
+  }
+  return tensors;
+}
+
+// The hparams keys that size the tensor `name` (for the fix of a mismatch).
+const char* sizing_keys(const std::string& name) {
+  if (name.find("conv1x1c") != std::string::npos) return "cin_channels, gate_channels";
+  if (name.find("conv1x1g") != std::string::npos) return "gin_channels, gate_channels";
+  if (name.find("conv1x1_skip") != std::string::npos) return "gate_channels, skip_out_channels";
+  if (name.find(".conv.") != std::string::npos) {
+    return "residual_channels, gate_channels, kernel_size";
+  }
+  if (name.find("conv1x1_out") != std::string::npos) return "gate_channels, residual_channels";
+  if (name.find("first_conv") != std::string::npos) return "residual_channels";
+  if (name.find("last_conv_layers.1") != std::string::npos) return "skip_out_channels";
+  if (name.find("last_conv_layers.3") != std::string::npos) return "out_channels";
+  if (name.find("conv_in") != std::string::npos) return "num_mels, cin_pad";
+  if (name.find("up_layers") != std::string::npos) {
+    return "upsample_params.upsample_scales, upsample_params.freq_axis_kernel_size";
+  }
+  return "gin_channels, n_speakers";
+}
+
+std::string json_text(const std::string& text) { return fmt::format("\"{}\"", text); }
+// A float-typed r9y9 hparam: always with a decimal point, as Python's json writes floats.
+std::string json_real(double value) {
+  std::string text = fmt::format("{}", value);
+  if (text.find_first_of(".e") == std::string::npos) text += ".0";
+  return text;
+}
+// An int-typed r9y9 hparam (fmin, fmax) given as a double: an integer where it is one.
+std::string json_number(double value) {
+  return value == std::floor(value) && std::abs(value) < 1e15
+             ? fmt::format("{}", static_cast<int64_t>(value))
+             : json_real(value);
+}
+
+}  // namespace
+
+R9y9Hparams read_r9y9_hparams(const std::string& path) {
+  Hparams h(path);
+  R9y9Hparams out;
+  out.audio = audio_options(h);
+  out.wavenet = wavenet_options(h, out.audio.n_mels);
+  int64_t hop = 1;
+  for (int scale : out.wavenet.upsample_scales) hop *= scale;
+  TTS_CHECK(hop == out.audio.hop_length,
+            "{}: the product of 'upsample_params.upsample_scales' is {} but the hop size is {} "
+            "samples; they must be equal (one mel frame per hop)",
+            path, hop, out.audio.hop_length);
+  return out;
+}
+
+std::map<std::string, torch::Tensor> wavenet_state_dict(torch::nn::Module& model) {
+  std::map<std::string, torch::Tensor> out;
+  for (const checkpoint::ModelTensor& t : checkpoint::model_tensors(model)) {
+    out[t.name] = t.tensor;
+  }
+  return out;
+}
+
+void load_wavenet_state_dict(torch::nn::Module& model,
+                             const std::map<std::string, torch::Tensor>& tensors,
+                             const std::string& source) {
+  checkpoint::StateDictOptions options;
+  options.file = source;
+  options.fix = [](const std::vector<checkpoint::TensorMatch>& mismatched) {
+    std::set<std::string> keys;
+    for (const auto& m : mismatched) keys.insert(sizing_keys(m.target.name));
+    return fmt::format(
+        "check the hparams against the checkpoint: {}; 'layers' for a different "
+        "count of conv_layers",
+        keys.empty() ? "the keys that size them" : fmt::format("{}", fmt::join(keys, "; ")));
+  };
+  torch::NoGradGuard no_grad;
+  checkpoint::copy_matched(
+      checkpoint::match_state_dict(checkpoint::model_tensors(model), tensors, options).matched);
+}
+
+WavenetImport import_r9y9(const std::string& checkpoint, const std::string& hparams_json) {
+  R9y9Hparams hparams = read_r9y9_hparams(hparams_json);
+  PickleValue root = formats::read_torch_file(checkpoint);
+  WavenetImport out;
+  out.tensors = file_tensors(root, checkpoint);
+  out.wavenet = hparams.wavenet;
+  out.audio = hparams.audio;
+  out.wavenet.use_speaker_embedding = out.tensors.count("embed_speakers.weight") > 0;
+  if (const PickleValue* step = root.find("global_step");
+      step != nullptr && step->kind == PickleValue::Kind::Int) {
+    out.global_step = step->integer;
+  }
+  // The hparams build the reference network whose every name and shape the file must match.
+  WaveNet reference(out.wavenet, out.audio.n_mels);
+  load_wavenet_state_dict(
+      *reference, out.tensors,
+      fmt::format("r9y9 checkpoint '{}' (hparams '{}')", checkpoint, hparams_json));
+  for (auto& [name, tensor] : out.tensors) tensor = tensor.to(torch::kFloat).contiguous();
+  return out;
+}
+
+void export_r9y9(const std::string& checkpoint, const std::string& hparams_json,
+                 const config::WavenetOptions& w, const config::AudioOptions& a,
+                 const std::map<std::string, torch::Tensor>& tensors, int64_t global_step) {
+  w.validate();
+  TTS_CHECK(a.preemphasis == 0 || a.preemphasis == kPreemphasis,
+            "audio.preemphasis is {}; r9y9's preprocess 'preemphasis' uses {} (or 0 for none)",
+            a.preemphasis, kPreemphasis);
+  std::vector<std::pair<std::string, std::shared_ptr<PickleValue>>> state_dict;
+  for (const auto& [name, tensor] : tensors) {
+    state_dict.emplace_back(name, formats::pickle_tensor(tensor.detach().cpu().contiguous()));
+  }
+  const auto root = formats::pickle_dict({{"state_dict", formats::pickle_dict(state_dict)},
+                                          {"global_step", formats::pickle_int(global_step)},
+                                          {"global_epoch", formats::pickle_int(0)}});
+
+  const std::string output =
+      w.output_distribution == config::WavenetOutput::kLogistic ? "Logistic" : "Normal";
+  const std::string json = fmt::format(
+      R"({{
+ "name": "wavenet_vocoder",
+ "input_type": "raw",
+ "quantize_channels": {},
+ "preprocess": {},
+ "postprocess": {},
+ "sample_rate": {},
+ "num_mels": {},
+ "fmin": {},
+ "fmax": {},
+ "fft_size": {},
+ "hop_size": {},
+ "win_length": {},
+ "output_distribution": "{}",
+ "log_scale_min": {},
+ "out_channels": {},
+ "layers": {},
+ "stacks": {},
+ "residual_channels": {},
+ "gate_channels": {},
+ "skip_out_channels": {},
+ "dropout": {},
+ "kernel_size": {},
+ "cin_channels": {},
+ "cin_pad": {},
+ "upsample_conditional_features": true,
+ "upsample_net": "ConvInUpsampleNetwork",
+ "upsample_params": {{
+  "upsample_scales": [{}],
+  "freq_axis_kernel_size": {},
+  "cin_pad": {},
+  "cin_channels": {}
+ }},
+ "gin_channels": {},
+ "n_speakers": {},
+ "max_time_steps": {},
+ "exponential_moving_average": {},
+ "ema_decay": {}
+}}
+)",
+      w.quantize_channels, json_text(a.preemphasis > 0 ? "preemphasis" : ""),
+      json_text(a.preemphasis > 0 ? "inv_preemphasis" : ""), a.sample_rate, a.n_mels,
+      json_number(a.fmin), json_number(a.fmax), a.n_fft, a.hop_length, a.win_length, output,
+      json_real(w.log_scale_min), w.out_channels, w.layers, w.stacks, w.residual_channels,
+      w.gate_channels, w.skip_out_channels, json_real(w.dropout), w.kernel_size, a.n_mels,
+      w.cin_pad, fmt::join(w.upsample_scales, ", "), w.freq_axis_kernel_size, w.cin_pad, a.n_mels,
+      w.gin_channels > 0 ? w.gin_channels : -1, w.n_speakers, w.max_time_steps,
+      w.exponential_moving_average ? "true" : "false", json_real(w.ema_decay));
+  formats::write_torch_file(checkpoint, *root);
+  write_file_atomic(hparams_json, json);
+}
+
+}  // namespace tts::wavenet
