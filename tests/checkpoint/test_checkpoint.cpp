@@ -43,7 +43,7 @@ TEST(Checkpoint, RoundTripContinuesExactlyLikeAnUninterruptedRun) {
   Net net(16);
   torch::optim::Adam adam(net->parameters(), torch::optim::AdamOptions(1e-2));
   train_steps(net, adam, 3);
-  TrainingState state{3, 1, 2, 4, {/*r=*/2, /*batch_size=*/8}};
+  TrainingState state{3, 1, 2, 4, {/*r=*/2, /*batch_size=*/8}, {}};
   std::string path = save_checkpoint(dir, capture(*net, {&adam}, state, "config: yes\n"), 5);
   EXPECT_TRUE(fs::exists(path));
   EXPECT_TRUE(fs::is_symlink(dir + "/latest"));

@@ -1,0 +1,61 @@
+// HiFi-GAN as a model family of the trainer core (train/family.h): windows of stored waveforms
+// with their mels (data/segments.h), jik876's two updates a step — the discriminators (MPD and
+// MSD) on the generator's detached output, then the generator on its adversarial, feature-matching
+// and 45 x mel-L1 losses — each through its own gradient reducer, AdamW with a per-epoch decay
+// (train.optimizer, train.lr_schedule), and a validation that vocodes whole validation
+// utterances and reports the mel L1 of what it generated.
+#pragma once
+
+#include <torch/nn/module.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tts/config/config.h"
+#include "tts/data/segments.h"
+#include "tts/models/hifigan/discriminators.h"
+#include "tts/models/hifigan/generator.h"
+#include "tts/models/registry.h"
+#include "tts/train/family.h"
+
+namespace tts::hifigan {
+
+// The three networks under one module, so that a checkpoint names them "generator.*", "mpd.*"
+// and "msd.*".
+class HifiganImpl : public torch::nn::Module {
+ public:
+  HifiganImpl(const config::HifiganOptions& options, int n_mels);
+  Generator generator{nullptr};
+  MultiPeriodDiscriminator mpd{nullptr};
+  MultiScaleDiscriminator msd{nullptr};
+};
+TORCH_MODULE(Hifigan);
+
+// A batch of training windows on the rank's device.
+class HifiganBatch final : public train::FamilyBatch {
+ public:
+  explicit HifiganBatch(data::SegmentBatch batch) : batch(std::move(batch)) {}
+  const std::vector<std::string>& ids() const override { return batch.ids; }
+  train::BatchCounts counts() const override {
+    const int64_t frames = batch.size() * batch.mel.size(2);
+    return {batch.size(), frames, frames};
+  }
+  data::SegmentBatch batch;
+};
+
+// The family of a training run: the store at context.data_dir (it must keep waveforms).
+std::unique_ptr<train::Family> make_family(const train::FamilyContext& context);
+
+// A family without a store (no batches, no validation): what `tts-train bench` steps.
+std::unique_ptr<train::Family> make_family_without_data(const train::FamilyContext& context);
+
+// inspect's lines for a HiFi-GAN checkpoint.
+models::CheckpointSummary summarize_checkpoint(const checkpoint::Checkpoint& checkpoint,
+                                               const config::Config& config);
+
+// A silent frame's value in mels made with `audio` (what windows past an utterance's end hold).
+float silent_mel_value(const config::AudioOptions& audio);
+
+}  // namespace tts::hifigan

@@ -1,0 +1,384 @@
+#include "tts/models/hifigan/family.h"
+
+#include <torch/torch.h>
+
+#include <optional>
+
+#include "tts/audio/audio_io.h"
+#include "tts/audio/audio_processor.h"
+#include "tts/audio/compression.h"
+#include "tts/checkpoint/warm_start.h"
+#include "tts/core/fs.h"
+#include "tts/core/logging.h"
+#include "tts/core/timer.h"
+#include "tts/data/feature_store.h"
+#include "tts/dist/communicator.h"
+#include "tts/formats/event_writer.h"
+#include "tts/formats/png.h"
+#include "tts/models/hifigan/losses.h"
+#include "tts/models/hifigan/mel_loss.h"
+#include "tts/models/tacotron2/plot_tensors.h"
+#include "tts/report/metric_names.h"
+#include "tts/report/plots.h"
+#include "tts/train/lr_schedule.h"
+#include "tts/train/optimizer.h"
+#include "tts/train/step.h"
+
+namespace tts::hifigan {
+
+HifiganImpl::HifiganImpl(const config::HifiganOptions& options, int n_mels) {
+  generator = register_module("generator", Generator(options, n_mels));
+  mpd = register_module("mpd", MultiPeriodDiscriminator());
+  msd = register_module("msd", MultiScaleDiscriminator());
+}
+
+float silent_mel_value(const config::AudioOptions& audio) {
+  float value = 0.0f;
+  audio::Compression(audio).compress_in_place(&value, 1);
+  return value;
+}
+
+namespace {
+
+constexpr double kMelLossWeight = 45.0;  // jik876's train.py
+
+int64_t count_parameters(torch::nn::Module& module) {
+  int64_t n = 0;
+  for (const auto& p : module.parameters()) n += p.numel();
+  return n;
+}
+
+class SegmentSource final : public train::BatchSource {
+ public:
+  SegmentSource(std::unique_ptr<data::SegmentLoader> loader, torch::Device device)
+      : loader_(std::move(loader)), device_(device) {}
+  void start_epoch(int64_t epoch, int64_t skip) override { loader_->start_epoch(epoch, skip); }
+  std::unique_ptr<train::FamilyBatch> next() override {
+    std::optional<data::SegmentBatch> batch = loader_->next();
+    if (!batch) return nullptr;
+    return std::make_unique<HifiganBatch>(batch->to(device_, true));
+  }
+  int64_t batches_per_epoch() const override { return loader_->batches_per_epoch(); }
+  double wait_seconds() const override { return loader_->wait_seconds(); }
+
+ private:
+  std::unique_ptr<data::SegmentLoader> loader_;
+  torch::Device device_;
+};
+
+// Rank 0's sample of a validation: the first validation utterance, real and generated.
+struct Sample {
+  std::string id;
+  std::vector<float> real;
+  std::vector<float> generated;
+  torch::Tensor stored_mel;  // [frames, n_mels], the generator's input
+};
+
+class Validation final : public train::ValidationOutcome {
+ public:
+  Validation(const config::Config& config, std::string run_dir, int64_t step,
+             std::optional<Sample> sample)
+      : config_(config), run_dir_(std::move(run_dir)), step_(step), sample_(std::move(sample)) {}
+
+  void write_artifacts(train::MetricSink& metrics) override {
+    if (!sample_) return;
+    const Sample& s = *sample_;
+    const int rate = config_.audio.sample_rate;
+    std::string generated_path, real_path, mel_png;
+    if (config_.logging.samples) {
+      train::side_work("the validation audio samples", step_, [&] {
+        generated_path = fmt::format("{}/samples/step_{}.wav", run_dir_, step_);
+        real_path = fmt::format("{}/samples/step_{}_real.wav", run_dir_, step_);
+        audio::write_wav(generated_path, s.generated, rate);
+        audio::write_wav(real_path, s.real, rate);
+      });
+    }
+    train::side_work("the mel plot", step_, [&] {
+      // The generated audio's mel, made as the store's were (untrimmed), beside the input mel.
+      config::AudioOptions untrimmed = config_.audio;
+      untrimmed.trim = false;
+      audio::AudioProcessor processor(untrimmed);
+      audio::Features generated = processor.compute(s.generated, false);
+      report::MelPlotInput input;
+      input.step = step_;
+      input.utterance = s.id;
+      input.seconds_per_frame = static_cast<double>(config_.audio.hop_length) / rate;
+      input.panels.push_back(tacotron2::mel_panel("input mel (stored)", s.stored_mel));
+      input.panels.push_back(tacotron2::mel_panel("mel of the generated audio", generated.mel));
+      mel_png = report::mel_plot(input).png;
+      if (config_.logging.plots) {
+        write_file_atomic(fmt::format("{}/plots/step_{}_mel.png", run_dir_, step_), mel_png);
+      }
+    });
+    metrics.with_events("writing TensorBoard images and audio", step_,
+                        [&](formats::EventWriter& events) {
+                          if (!mel_png.empty()) {
+                            auto [width, height] = formats::png_dimensions(mel_png);
+                            events.add_image("val/mel", mel_png, width, height, step_);
+                          }
+                          if (!generated_path.empty()) {
+                            events.add_audio("val/audio", read_file(generated_path), rate,
+                                             static_cast<int64_t>(s.generated.size()), step_);
+                            events.add_audio("val/audio_real", read_file(real_path), rate,
+                                             static_cast<int64_t>(s.real.size()), step_);
+                          }
+                          events.flush();
+                        });
+  }
+
+ private:
+  const config::Config& config_;
+  std::string run_dir_;
+  int64_t step_;
+  std::optional<Sample> sample_;
+};
+
+std::vector<torch::Tensor> parameters_of(std::initializer_list<torch::nn::Module*> modules) {
+  std::vector<torch::Tensor> out;
+  for (torch::nn::Module* m : modules) {
+    for (const auto& p : m->parameters()) out.push_back(p);
+  }
+  return out;
+}
+
+// Turns off the gradients of `parameters` for a scope: the generator's update back-propagates
+// through the discriminators to the generator, and the discriminators' own weight gradients
+// would be computed only to be discarded (jik876 computes them; the generator's are the same).
+class NoWeightGradients {
+ public:
+  explicit NoWeightGradients(std::vector<torch::Tensor>& parameters) : parameters_(parameters) {
+    for (auto& p : parameters_) p.requires_grad_(false);
+  }
+  ~NoWeightGradients() {
+    for (auto& p : parameters_) p.requires_grad_(true);
+  }
+  NoWeightGradients(const NoWeightGradients&) = delete;
+  NoWeightGradients& operator=(const NoWeightGradients&) = delete;
+
+ private:
+  std::vector<torch::Tensor>& parameters_;
+};
+
+class HifiganFamily final : public train::Family {
+ public:
+  HifiganFamily(const train::FamilyContext& context, std::optional<data::FeatureStore> store)
+      : config_(context.config),
+        device_(context.placement.device),
+        pin_memory_(context.placement.pin_memory),
+        comm_(context.comm),
+        run_dir_(context.run_dir),
+        store_(std::move(store)),
+        loss_mel_(context.config.audio, context.config.hifigan.fmax_for_loss,
+                  context.placement.device) {
+    model_ = Hifigan(config_.hifigan, config_.audio.n_mels);
+    model_->to(device_);
+    const train::AdamSettings adam = train::adam_settings(config_.train);
+    auto slot = [&](const char* name, std::vector<torch::Tensor> parameters) {
+      train::OptimizerSlot s;
+      s.name = name;
+      s.parameters = std::move(parameters);
+      s.optimizer = train::make_adam(s.parameters, adam);
+      s.learning_rate = [train = config_.train](int64_t step, int64_t epoch) {
+        return train::learning_rate_at(train, step, epoch);
+      };
+      s.grad_clip = config_.train.grad_clip_thresh;
+      return s;
+    };
+    // jik876's order: the discriminators' update, then the generator's.
+    optimizers_.push_back(
+        slot("discriminator", parameters_of({model_->mpd.ptr().get(), model_->msd.ptr().get()})));
+    optimizers_.push_back(slot("generator", model_->generator->parameters()));
+    if (store_ && comm_.rank() == 0 && store_->val().empty()) {
+      log::get("train")->warn(
+          "the store has no validation utterances (data.val_size: 0): the run does not "
+          "validate");
+    }
+  }
+
+  torch::nn::Module& module() override { return *model_; }
+  std::vector<train::OptimizerSlot>& optimizers() override { return optimizers_; }
+
+  void set_phase(const data::Phase& phase) override {
+    if (!store_) return;
+    train_.reset();
+    data::SegmentSpec spec;
+    spec.hop = config_.audio.hop_length;
+    spec.frames = config_.hifigan.segment_size / spec.hop;
+    spec.mel_floor = silent_mel_value(config_.audio);
+    train_ = std::make_unique<SegmentSource>(
+        std::make_unique<data::SegmentLoader>(store_->train(), config_.audio.n_mels, spec,
+                                              phase.batch_size, comm_.rank(), comm_.size(),
+                                              config_.train.seed, config_.data.prefetch_batches,
+                                              config_.data.num_workers > 0, pin_memory_),
+        device_);
+  }
+
+  train::BatchSource& train_batches() override {
+    TTS_CHECK(train_ != nullptr, "hifigan: no batches before set_phase, or without a store");
+    return *train_;
+  }
+
+  void train_step(std::vector<std::unique_ptr<train::FamilyBatch>>& micro_batches,
+                  train::Updates& updates) override {
+    model_->train();
+    const size_t n = micro_batches.size();
+    const double share = 1.0 / static_cast<double>(n);
+    std::vector<torch::Tensor> fakes(n), real_mels(n);
+    // The discriminators' update, on the generator's output detached (jik876's train.py).
+    torch::Tensor disc_total;
+    for (size_t i = 0; i < n; ++i) {
+      const data::SegmentBatch& batch = static_cast<HifiganBatch&>(*micro_batches[i]).batch;
+      Stopwatch clock;
+      fakes[i] = model_->generator->forward(batch.mel);
+      real_mels[i] = loss_mel_(batch.audio.squeeze(1));
+      torch::Tensor fake = fakes[i].detach();
+      DiscriminatorScores f = model_->mpd->forward(batch.audio, fake);
+      DiscriminatorScores s = model_->msd->forward(batch.audio, fake);
+      torch::Tensor loss = discriminator_loss(s.real, s.fake) + discriminator_loss(f.real, f.fake);
+      updates.times().forward += clock.seconds();
+      updates.backward(0, loss * share, i + 1 == n);
+      disc_total = disc_total.defined() ? disc_total + loss.detach() : loss.detach();
+    }
+    updates.apply(0);
+    // The generator's update through the updated discriminators.
+    torch::Tensor gen_total, mel_l1, adversarial, matching;
+    {
+      NoWeightGradients frozen(optimizers_[0].parameters);
+      for (size_t i = 0; i < n; ++i) {
+        const data::SegmentBatch& batch = static_cast<HifiganBatch&>(*micro_batches[i]).batch;
+        Stopwatch clock;
+        torch::Tensor mel = torch::l1_loss(real_mels[i], loss_mel_(fakes[i].squeeze(1)));
+        DiscriminatorScores f = model_->mpd->forward(batch.audio, fakes[i]);
+        DiscriminatorScores s = model_->msd->forward(batch.audio, fakes[i]);
+        torch::Tensor adv = generator_loss(s.fake) + generator_loss(f.fake);
+        torch::Tensor fm = feature_loss(s.real_features, s.fake_features) +
+                           feature_loss(f.real_features, f.fake_features);
+        torch::Tensor loss = adv + fm + kMelLossWeight * mel;
+        updates.times().forward += clock.seconds();
+        updates.backward(1, loss * share, i + 1 == n);
+        fakes[i] = torch::Tensor();  // frees the generator's graph
+        auto add = [](torch::Tensor& sum, const torch::Tensor& v) {
+          sum = sum.defined() ? sum + v.detach() : v.detach();
+        };
+        add(gen_total, loss);
+        add(mel_l1, mel);
+        add(adversarial, adv);
+        add(matching, fm);
+      }
+    }
+    updates.apply(1);
+    train::LossSums& losses = updates.losses();
+    losses.add(report::metric::kLoss, gen_total * share);
+    losses.add("discriminator_loss", disc_total * share);
+    losses.add("mel_l1", mel_l1 * share);
+    losses.add("adversarial_loss", adversarial * share);
+    losses.add("feature_matching_loss", matching * share);
+  }
+
+  std::unique_ptr<train::ValidationOutcome> validate(int64_t step,
+                                                     train::MetricSink* metrics) override {
+    if (!store_ || store_->val().empty()) return nullptr;
+    const std::vector<data::Utterance>& val = store_->val();
+    torch::NoGradGuard no_grad;
+    model_->generator->eval();
+    // A validation set smaller than the world is validated whole on every rank.
+    const bool shard = static_cast<int64_t>(val.size()) >= comm_.size();
+    double sum = 0;
+    double count = 0;
+    std::optional<Sample> sample;
+    for (size_t i = shard ? comm_.rank() : 0; i < val.size(); i += shard ? comm_.size() : 1) {
+      data::WholeUtterance whole = data::read_utterance(val[i], config_.audio.n_mels);
+      torch::Tensor mel = whole.mel.unsqueeze(0).to(device_);
+      torch::Tensor generated = model_->generator->forward(mel).squeeze(1);
+      const int64_t samples = generated.size(1);
+      torch::Tensor real = torch::zeros({1, samples});
+      const int64_t kept = std::min<int64_t>(samples, whole.waveform.size(0));
+      real.narrow(1, 0, kept).copy_(whole.waveform.narrow(0, 0, kept));
+      real = real.to(device_);
+      sum += torch::l1_loss(loss_mel_(real), loss_mel_(generated)).item<double>();
+      count += 1;
+      if (comm_.rank() == 0 && i == 0) {
+        Sample s;
+        s.id = val[i].id;
+        torch::Tensor cpu = generated[0].to(torch::kCPU).contiguous();
+        s.generated.assign(cpu.data_ptr<float>(), cpu.data_ptr<float>() + cpu.numel());
+        s.real.assign(whole.waveform.data_ptr<float>(),
+                      whole.waveform.data_ptr<float>() + whole.waveform.numel());
+        s.stored_mel = whole.mel.t().contiguous();
+        sample = std::move(s);
+      }
+    }
+    std::vector<double> totals = comm_.all_gather({sum, count});
+    double all_sum = 0, all_count = 0;
+    for (size_t r = 0; r + 1 < totals.size(); r += 2) {
+      all_sum += totals[r];
+      all_count += totals[r + 1];
+    }
+    if (!shard) {  // every rank validated every utterance
+      all_sum /= comm_.size();
+      all_count /= comm_.size();
+    }
+    const double mel_l1 = all_sum / std::max(all_count, 1.0);
+    auto outcome = std::make_unique<Validation>(config_, run_dir_, step, std::move(sample));
+    outcome->record.add(report::metric::kLoss, mel_l1);
+    outcome->record.add("mel_l1", mel_l1);
+    if (metrics != nullptr) {
+      log::get("train")->info("step {}: validation mel L1 {:.4f} over {} utterances", step, mel_l1,
+                              static_cast<int64_t>(all_count));
+    }
+    return outcome;
+  }
+
+  std::string warm_start(const std::string& path, const std::vector<std::string>& skip) override {
+    return checkpoint::warm_start(*model_, path, skip, {});
+  }
+
+  std::string describe() override {
+    std::string text = fmt::format("HiFi-GAN, generator {} and discriminators {} parameters",
+                                   count_parameters(*model_->generator),
+                                   count_parameters(*model_->mpd) + count_parameters(*model_->msd));
+    if (store_) {
+      text += fmt::format("; {} train and {} validation utterances", store_->train().size(),
+                          store_->val().size());
+    }
+    return text;
+  }
+
+ private:
+  const config::Config& config_;
+  torch::Device device_;
+  bool pin_memory_;
+  dist::Communicator& comm_;
+  std::string run_dir_;
+  std::optional<data::FeatureStore> store_;
+  LossMel loss_mel_;
+  Hifigan model_{nullptr};
+  std::vector<train::OptimizerSlot> optimizers_;
+  std::unique_ptr<SegmentSource> train_;
+};
+
+}  // namespace
+
+std::unique_ptr<train::Family> make_family(const train::FamilyContext& context) {
+  return std::make_unique<HifiganFamily>(
+      context, data::FeatureStore::open(context.data_dir, context.config));
+}
+
+std::unique_ptr<train::Family> make_family_without_data(const train::FamilyContext& context) {
+  return std::make_unique<HifiganFamily>(context, std::nullopt);
+}
+
+models::CheckpointSummary summarize_checkpoint(const checkpoint::Checkpoint&,
+                                               const config::Config& config) {
+  const config::HifiganOptions& h = config.hifigan;
+  models::CheckpointSummary summary;
+  summary.lines.emplace_back(
+      "model", fmt::format("HiFi-GAN, resblock {}, upsample [{}] (hop {}), initial channels {}, "
+                           "{} mels",
+                           h.resblock, fmt::join(h.upsample_rates, ", "), config.audio.hop_length,
+                           h.upsample_initial_channel, config.audio.n_mels));
+  summary.json_fields.emplace_back("resblock", fmt::format("\"{}\"", h.resblock));
+  return summary;
+}
+
+}  // namespace tts::hifigan
