@@ -560,7 +560,13 @@ int64_t product(const std::vector<int>& values) {
 // A vocoder turns each mel frame into audio.hop_length samples: its upsampling must multiply to
 // the hop, and its training windows hold whole frames.
 void validate_vocoder(const char* scales_key, const std::vector<int>& scales,
-                      const char* window_key, int window, int hop) {
+                      const char* window_key, int window, const AudioOptions& audio,
+                      ModelKind kind) {
+  const int hop = audio.hop_length;
+  require(audio.waveforms, "audio.waveforms", audio.waveforms,
+          fmt::format("must be true with model.kind: {}: a vocoder trains on the waveform of each "
+                      "mel, which preprocess keeps only when asked",
+                      kind));
   require(product(scales) == hop, scales_key, fmt::format("[{}]", fmt::join(scales, ", ")),
           fmt::format("must multiply to audio.hop_length ({}): each mel frame becomes that many "
                       "samples",
@@ -588,11 +594,11 @@ void Config::validate() const {
       break;
     case ModelKind::kHifigan:
       validate_vocoder("hifigan.upsample_rates", hifigan.upsample_rates, "hifigan.segment_size",
-                       hifigan.segment_size, audio.hop_length);
+                       hifigan.segment_size, audio, model.kind);
       break;
     case ModelKind::kWavenet:
       validate_vocoder("wavenet.upsample_scales", wavenet.upsample_scales, "wavenet.max_time_steps",
-                       wavenet.max_time_steps, audio.hop_length);
+                       wavenet.max_time_steps, audio, model.kind);
       break;
   }
 }

@@ -64,6 +64,11 @@ void HifiganOptions::validate() const {
   require_at_most("hifigan.segment_size", segment_size, kMaxSegmentSize, "jik876 trains on 8192");
   require(fmax_for_loss >= 0, "hifigan.fmax_for_loss", fmax_for_loss,
           "must be >= 0 (0: sample_rate / 2)");
+  require(discriminator_divisor == 1 || discriminator_divisor == 2 || discriminator_divisor == 4 ||
+              discriminator_divisor == 8,
+          "hifigan.discriminator_divisor", discriminator_divisor,
+          "must be 1, 2, 4 or 8 (the multi-scale discriminator's grouped convolutions need widths "
+          "divisible by 16)");
 }
 
 }  // namespace tts::config

@@ -162,6 +162,8 @@ void Run::run_events(const Events& events) {
   if (events.validate) {
     validation = family_->validate(state_.step, metrics_.get());
     if (validation && is_root()) {
+      side_work("writing the validation metrics", state_.step,
+                [&] { metrics_->write(validation->record, state_.step); });
       last_val_metrics_.clear();
       for (const auto& [name, value] : validation->record.values) {
         if (name != "step") last_val_metrics_.emplace_back("val/" + name, value);

@@ -32,6 +32,7 @@ struct HifiganOptions {
   std::vector<std::vector<int>> resblock_dilation_sizes{{1, 3, 5}, {1, 3, 5}, {1, 3, 5}};
   int segment_size = 8192;
   double fmax_for_loss = 0;
+  int discriminator_divisor = 1;
 
   template <class V>
   void visit(V& v) {
@@ -48,6 +49,9 @@ struct HifiganOptions {
       "samples of audio per training item, cut at random (a multiple of audio.hop_length)");
     v("fmax_for_loss", fmax_for_loss,
       "highest mel filter edge of the mel loss, Hz; 0: sample_rate / 2 (jik876's null)");
+    v("discriminator_divisor", discriminator_divisor,
+      "1, 2, 4 or 8: divides every hidden width of the discriminators (1: jik876's 70 M "
+      "parameters; 8: ~1 M, for CPU tests); a checkpoint or import must match it");
   }
   void validate() const;
 };

@@ -19,20 +19,22 @@ ConvSpec along_time(int64_t in, int64_t out, int64_t kernel, int64_t stride, int
   return ConvSpec{ConvKind::kConv2d, in, out, {kernel, 1}, {stride, 1}, {padding, 0}, {1, 1}};
 }
 
-std::vector<ConvSpec> period_layers() {
+// `d` divides every hidden width (config hifigan.discriminator_divisor; jik876's is 1).
+std::vector<ConvSpec> period_layers(int64_t d) {
   // jik876's kernel 5, stride 3, padding get_padding(5, 1) = 2.
-  return {along_time(1, 32, 5, 3, 2), along_time(32, 128, 5, 3, 2), along_time(128, 512, 5, 3, 2),
-          along_time(512, 1024, 5, 3, 2), along_time(1024, 1024, 5, 1, 2)};
+  return {along_time(1, 32 / d, 5, 3, 2), along_time(32 / d, 128 / d, 5, 3, 2),
+          along_time(128 / d, 512 / d, 5, 3, 2), along_time(512 / d, 1024 / d, 5, 3, 2),
+          along_time(1024 / d, 1024 / d, 5, 1, 2)};
 }
 
-std::vector<ConvSpec> scale_layers() {
-  return {conv1d(1, 128, 15, 1, 7),
-          conv1d(128, 128, 41, 2, 20, 1, 4),
-          conv1d(128, 256, 41, 2, 20, 1, 16),
-          conv1d(256, 512, 41, 4, 20, 1, 16),
-          conv1d(512, 1024, 41, 4, 20, 1, 16),
-          conv1d(1024, 1024, 41, 1, 20, 1, 16),
-          conv1d(1024, 1024, 5, 1, 2)};
+std::vector<ConvSpec> scale_layers(int64_t d) {
+  return {conv1d(1, 128 / d, 15, 1, 7),
+          conv1d(128 / d, 128 / d, 41, 2, 20, 1, 4),
+          conv1d(128 / d, 256 / d, 41, 2, 20, 1, 16),
+          conv1d(256 / d, 512 / d, 41, 4, 20, 1, 16),
+          conv1d(512 / d, 1024 / d, 41, 4, 20, 1, 16),
+          conv1d(1024 / d, 1024 / d, 41, 1, 20, 1, 16),
+          conv1d(1024 / d, 1024 / d, 5, 1, 2)};
 }
 
 void check_waveforms(const torch::Tensor& y, const torch::Tensor& y_hat, const char* who) {
@@ -61,16 +63,20 @@ void add_scores(DiscriminatorScores& scores, SubDiscriminator& d, const torch::T
 
 }  // namespace
 
-SubDiscriminatorImpl::SubDiscriminatorImpl(int64_t period, WeightNorm norm) : period_(period) {
+SubDiscriminatorImpl::SubDiscriminatorImpl(int64_t period, WeightNorm norm, int64_t divisor)
+    : period_(period) {
+  TTS_CHECK(divisor == 1 || divisor == 2 || divisor == 4 || divisor == 8,
+            "hifigan: discriminator width divisor {} is not 1, 2, 4 or 8", divisor);
   torch::nn::ModuleList list;
-  for (const ConvSpec& spec : period > 0 ? period_layers() : scale_layers()) {
+  for (const ConvSpec& spec : period > 0 ? period_layers(divisor) : scale_layers(divisor)) {
     convs_.emplace_back(spec, norm);
     list->push_back(convs_.back());
   }
   register_module("convs", list);
-  conv_post_ = register_module(
-      "conv_post",
-      NormConv(period > 0 ? along_time(1024, 1, 3, 1, 1) : conv1d(1024, 1, 3, 1, 1), norm));
+  conv_post_ =
+      register_module("conv_post", NormConv(period > 0 ? along_time(1024 / divisor, 1, 3, 1, 1)
+                                                       : conv1d(1024 / divisor, 1, 3, 1, 1),
+                                            norm));
 }
 
 std::pair<torch::Tensor, std::vector<torch::Tensor>> SubDiscriminatorImpl::forward(
@@ -92,8 +98,10 @@ std::pair<torch::Tensor, std::vector<torch::Tensor>> SubDiscriminatorImpl::forwa
   return {torch::flatten(x, 1, -1), std::move(features)};
 }
 
-MultiPeriodDiscriminatorImpl::MultiPeriodDiscriminatorImpl() {
-  for (int64_t period : kPeriods) discriminators_.emplace_back(period, WeightNorm::kWeight);
+MultiPeriodDiscriminatorImpl::MultiPeriodDiscriminatorImpl(int64_t divisor) {
+  for (int64_t period : kPeriods) {
+    discriminators_.emplace_back(period, WeightNorm::kWeight, divisor);
+  }
   register_discriminators(*this, discriminators_);
 }
 
@@ -105,10 +113,10 @@ DiscriminatorScores MultiPeriodDiscriminatorImpl::forward(const torch::Tensor& y
   return scores;
 }
 
-MultiScaleDiscriminatorImpl::MultiScaleDiscriminatorImpl() {
-  discriminators_.emplace_back(0, WeightNorm::kSpectral);
-  discriminators_.emplace_back(0, WeightNorm::kWeight);
-  discriminators_.emplace_back(0, WeightNorm::kWeight);
+MultiScaleDiscriminatorImpl::MultiScaleDiscriminatorImpl(int64_t divisor) {
+  discriminators_.emplace_back(0, WeightNorm::kSpectral, divisor);
+  discriminators_.emplace_back(0, WeightNorm::kWeight, divisor);
+  discriminators_.emplace_back(0, WeightNorm::kWeight, divisor);
   register_discriminators(*this, discriminators_);
 }
 

@@ -28,8 +28,8 @@ namespace tts::hifigan {
 
 HifiganImpl::HifiganImpl(const config::HifiganOptions& options, int n_mels) {
   generator = register_module("generator", Generator(options, n_mels));
-  mpd = register_module("mpd", MultiPeriodDiscriminator());
-  msd = register_module("msd", MultiScaleDiscriminator());
+  mpd = register_module("mpd", MultiPeriodDiscriminator(options.discriminator_divisor));
+  msd = register_module("msd", MultiScaleDiscriminator(options.discriminator_divisor));
 }
 
 float silent_mel_value(const config::AudioOptions& audio) {
@@ -320,6 +320,7 @@ class HifiganFamily final : public train::Family {
     }
     const double mel_l1 = all_sum / std::max(all_count, 1.0);
     auto outcome = std::make_unique<Validation>(config_, run_dir_, step, std::move(sample));
+    outcome->record.add(report::metric::kStep, static_cast<double>(step));
     outcome->record.add(report::metric::kLoss, mel_l1);
     outcome->record.add("mel_l1", mel_l1);
     if (metrics != nullptr) {

@@ -114,6 +114,7 @@ config::Config hifigan_config_from_json(const std::string& config_json_path, con
   if (fmax_is_nyquist) base.audio.fmax = base.audio.sample_rate / 2.0;
   // What jik876's train.py and meldataset.py do without a key for it.
   base.model.kind = config::ModelKind::kHifigan;
+  base.audio.waveforms = true;
   base.train.optimizer = config::Optimizer::kAdamW;
   base.train.weight_decay = kJik876WeightDecay;
   base.train.adam_eps = kJik876AdamEps;

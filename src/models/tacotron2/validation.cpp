@@ -93,8 +93,6 @@ ValidationResult Validator::run(model::Tacotron2Impl& model, data::Loader& loade
   result.record.add(metric::kDiagonalScore, diagonal);
   result.record.add(metric::kFocusRate, focus);
   if (result.first) run_free(model, result);
-  train::side_work("writing the validation metrics", step,
-                   [&] { metrics->write(result.record, step); });
 
   std::string line = fmt::format(
       "validation at step {}: loss {:.4f} over {} batches | alignment diagonal {:.3f}, focus "

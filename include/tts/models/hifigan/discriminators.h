@@ -22,8 +22,9 @@ struct DiscriminatorScores {
 // Convolutions, each followed by a leaky ReLU, then a score convolution; its outputs on the way.
 class SubDiscriminatorImpl : public torch::nn::Module {
  public:
-  // period > 0: the multi-period discriminator's of that period; 0: a multi-scale one.
-  SubDiscriminatorImpl(int64_t period, WeightNorm norm);
+  // period > 0: the multi-period discriminator's of that period; 0: a multi-scale one. `divisor`
+  // (1, 2, 4 or 8) divides every hidden width: 1 is jik876's.
+  SubDiscriminatorImpl(int64_t period, WeightNorm norm, int64_t divisor = 1);
   // x [B, 1, T] -> (score [B, N], features)
   std::pair<torch::Tensor, std::vector<torch::Tensor>> forward(torch::Tensor x);
 
@@ -38,7 +39,7 @@ TORCH_MODULE(SubDiscriminator);
 // norm's power iteration runs once per call, as in jik876's training.
 class MultiPeriodDiscriminatorImpl : public torch::nn::Module {
  public:
-  MultiPeriodDiscriminatorImpl();
+  explicit MultiPeriodDiscriminatorImpl(int64_t divisor = 1);
   // y, y_hat [B, 1, T] -> the scores of its five sub-discriminators
   DiscriminatorScores forward(const torch::Tensor& y, const torch::Tensor& y_hat);
 
@@ -49,7 +50,7 @@ TORCH_MODULE(MultiPeriodDiscriminator);
 
 class MultiScaleDiscriminatorImpl : public torch::nn::Module {
  public:
-  MultiScaleDiscriminatorImpl();
+  explicit MultiScaleDiscriminatorImpl(int64_t divisor = 1);
   // y, y_hat [B, 1, T] -> the scores of its three sub-discriminators
   DiscriminatorScores forward(const torch::Tensor& y, const torch::Tensor& y_hat);
 

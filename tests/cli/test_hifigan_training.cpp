@@ -1,0 +1,167 @@
+// HiFi-GAN trained for real through the CLI (configs/hifigan_small.yaml) on a small espeak-ng
+// corpus preprocessed with its waveforms: both promises for a GAN step (two optimizers, two
+// reducers): 2 and 3 Gloo ranks give the parameters of 1 rank with the whole batch, a resumed run
+// ends as an uninterrupted one; the run's artifacts; and the mel check of a store made for
+// another vocoder.
+#include <gtest/gtest.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "cli_test_util.h"
+
+namespace fs = std::filesystem;
+using tts::test::CliResult;
+using tts::test::run_cli;
+
+namespace {
+
+const std::string kSmall = std::string(TTS_SOURCE_DIR) + "/configs/hifigan_small.yaml";
+// Validation and checkpoints only at the end: the runs compared stop at the same step.
+const std::string kQuiet =
+    " --set train.val_interval=1000 --set train.checkpoint_interval=1000 --set "
+    "logging.samples=false";
+
+class HifiganTraining : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    root_ = tts::test::fresh_dir("hifigan_training_" + std::to_string(getpid()));
+    const std::string corpus = root_ + "/corpus";
+    const std::string make = "MAX_CHARS=60 " + std::string(TTS_SOURCE_DIR) +
+                             "/scripts/make_corpus.sh " + corpus + " 14 >/dev/null";
+    ASSERT_EQ(std::system(make.c_str()), 0);
+    feats_ = root_ + "/feats";
+    CliResult result = run_cli("preprocess --config " + kSmall + " --input " + corpus +
+                                   " --output " + feats_ + " --workers 2",
+                               true);
+    ASSERT_EQ(result.exit_code, 0) << result.output;
+  }
+
+  static std::string train(const std::string& run, const std::string& extra, int expected = 0) {
+    CliResult result = run_cli("train --config " + kSmall + " --data " + feats_ + " --out " +
+                                   root_ + "/" + run + " " + extra,
+                               true);
+    EXPECT_EQ(result.exit_code, expected) << result.output;
+    return result.output;
+  }
+
+  static std::map<std::string, double> tensor_norms(const std::string& run) {
+    CliResult result = run_cli("inspect --json " + root_ + "/" + run + "/checkpoints/latest");
+    EXPECT_EQ(result.exit_code, 0) << result.output;
+    YAML::Node json = YAML::Load(result.output);
+    std::map<std::string, double> norms;
+    for (const auto& tensor : json["tensors"]) {
+      norms[tensor["name"].as<std::string>()] = tensor["l2"].as<double>();
+    }
+    return norms;
+  }
+
+  static void expect_same_parameters(const std::string& a, const std::string& b, double tolerance) {
+    auto first = tensor_norms(a);
+    auto second = tensor_norms(b);
+    ASSERT_EQ(first.size(), second.size());
+    int generator = 0, discriminators = 0;
+    for (const auto& [name, norm] : first) {
+      ASSERT_TRUE(second.count(name)) << name;
+      generator += name.rfind("generator.", 0) == 0;
+      discriminators += name.rfind("mpd.", 0) == 0 || name.rfind("msd.", 0) == 0;
+      const double scale = std::max(std::abs(norm), 1e-12);
+      EXPECT_LE(std::abs(norm - second[name]) / scale, tolerance)
+          << name << ": " << norm << " vs " << second[name];
+    }
+    // Both networks' weights and both optimizers' moments are compared.
+    EXPECT_GT(generator, 10) << "no generator tensors among " << first.size();
+    EXPECT_GT(discriminators, 50) << "no discriminator tensors among " << first.size();
+  }
+
+  static inline std::string root_;
+  static inline std::string feats_;
+};
+
+}  // namespace
+
+TEST_F(HifiganTraining, TwoAndThreeRanksGiveTheParametersOfOneRankWithTheWholeBatch) {
+  train("one_rank", "--max-steps 3 --set train.batch_size=6" + kQuiet);
+  const std::string two =
+      train("two_ranks", "--max-steps 3 --nproc-per-node 2 --set train.batch_size=3" + kQuiet);
+  EXPECT_NE(two.find("global batch 6"), std::string::npos) << two;
+  EXPECT_NE(two.find("all 2 workers finished"), std::string::npos) << two;
+  expect_same_parameters("one_rank", "two_ranks", 2e-5);
+  const std::string three =
+      train("three_ranks", "--max-steps 3 --nproc-per-node 3 --set train.batch_size=2" + kQuiet);
+  EXPECT_NE(three.find("all 3 workers finished"), std::string::npos) << three;
+  expect_same_parameters("one_rank", "three_ranks", 2e-5);
+}
+
+TEST_F(HifiganTraining, AResumedRunEndsAsAnUninterruptedOne) {
+  train("straight", "--max-steps 6" + kQuiet);
+  train("resumed", "--max-steps 3" + kQuiet);
+  const std::string output = train("resumed", "--max-steps 6 --resume" + kQuiet);
+  EXPECT_NE(output.find("resumed from"), std::string::npos) << output;
+  expect_same_parameters("straight", "resumed", 0.0);
+}
+
+TEST_F(HifiganTraining, LogsBothUpdatesAndWritesSamplesPlotsAndValidation) {
+  const std::string output =
+      train("artifacts", "--max-steps 4 --set train.val_interval=4 --set train.log_interval=2");
+  EXPECT_NE(output.find("HiFi-GAN, generator"), std::string::npos) << output;
+  EXPECT_NE(output.find("validation mel L1"), std::string::npos) << output;
+  const std::string run = root_ + "/artifacts";
+  EXPECT_TRUE(fs::exists(run + "/samples/step_4.wav"));
+  EXPECT_TRUE(fs::exists(run + "/samples/step_4_real.wav"));
+  EXPECT_TRUE(fs::exists(run + "/plots/step_4_mel.png"));
+  std::ifstream metrics(run + "/metrics.jsonl");
+  std::string line;
+  bool train_record = false, val_record = false;
+  while (std::getline(metrics, line)) {
+    YAML::Node record = YAML::Load(line);
+    const std::string kind = record["kind"].as<std::string>();
+    if (kind == "train") {
+      train_record = true;
+      for (const char* key :
+           {"loss", "discriminator_loss", "mel_l1", "adversarial_loss", "feature_matching_loss",
+            "grad_norm", "grad_norm_generator", "lr", "lr_generator"}) {
+        ASSERT_TRUE(record[key]) << key << " missing from " << line;
+        EXPECT_TRUE(std::isfinite(record[key].as<double>())) << key << " in " << line;
+      }
+    }
+    if (kind == "val") {
+      val_record = true;
+      EXPECT_GT(record["mel_l1"].as<double>(), 0.0) << line;
+    }
+  }
+  EXPECT_TRUE(train_record);
+  EXPECT_TRUE(val_record);
+  // The report renders the run.
+  CliResult report = run_cli("report " + run);
+  EXPECT_EQ(report.exit_code, 0) << report.output;
+}
+
+TEST_F(HifiganTraining, AConfigOrStoreWithoutWaveformsOrWithOtherMelsIsRefusedWithTheFix) {
+  // A vocoder config that keeps no waveforms is refused before anything runs.
+  const std::string no_waves = train("no_waves", "--max-steps 1 --set audio.waveforms=false", 2);
+  EXPECT_NE(no_waves.find("audio.waveforms"), std::string::npos) << no_waves;
+  EXPECT_FALSE(fs::exists(root_ + "/no_waves/checkpoints"));
+  // A Tacotron-2 store (no waveforms kept) cannot train a vocoder: the fix is named.
+  const std::string corpus = root_ + "/corpus";
+  const std::string tiny = std::string(TTS_SOURCE_DIR) + "/configs/tiny.yaml";
+  CliResult made = run_cli("preprocess --config " + tiny + " --input " + corpus + " --output " +
+                               root_ + "/tacotron_feats --workers 2",
+                           true);
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  CliResult refused = run_cli("train --config " + kSmall + " --data " + root_ +
+                                  "/tacotron_feats --out " + root_ + "/on_tacotron_store",
+                              true);
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.output.find("keep no waveforms"), std::string::npos) << refused.output;
+  EXPECT_NE(refused.output.find("audio.waveforms: true"), std::string::npos) << refused.output;
+  // A vocoder config whose mels differ from the store's: the mismatched key is named.
+  const std::string other = train("other_mels", "--max-steps 1 --set audio.fmax=11025", 2);
+  EXPECT_NE(other.find("audio.fmax=8000"), std::string::npos) << other;
+}
