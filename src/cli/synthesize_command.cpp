@@ -13,6 +13,7 @@
 #include "tts/core/logging.h"
 #include "tts/formats/npy.h"
 #include "tts/inference/trained_model.h"
+#include "tts/inference/vocoder.h"
 #include "tts/model/tacotron2.h"
 #include "tts/models/tacotron2/render.h"
 #include "tts/text/text_processor.h"
@@ -26,6 +27,7 @@ struct SynthesizeArgs {
   std::string text;
   std::string text_file;
   std::string out;
+  std::string vocoder;
   bool plot = false;
 };
 
@@ -45,6 +47,9 @@ Runner setup_synthesize(CLI::App& app) {
   app.add_option("--out", args->out,
                  "output .wav (one sentence) or directory (one N.wav per sentence)")
       ->required();
+  app.add_option("--vocoder", args->vocoder,
+                 "a vocoder checkpoint (HiFi-GAN) to speak the mels with instead of Griffin-Lim; "
+                 "refused when the Tacotron-2 checkpoint's mel settings are not the vocoder's");
   app.add_flag("--plot", args->plot,
                "also write STEM.alignment.png and STEM.mel.png (mel and stop-token probability)");
   return [args]() {
@@ -64,6 +69,12 @@ Runner setup_synthesize(CLI::App& app) {
     inference::TrainedModel trained = inference::load_trained_model(args->checkpoint, torch::kCPU);
     const config::Config& config = trained.config;
     model::Tacotron2& model = trained.model;
+    std::unique_ptr<inference::Vocoder> vocoder;
+    if (!args->vocoder.empty()) {
+      vocoder = inference::load_vocoder(args->vocoder, torch::kCPU);
+      vocoder->check_mels(config.audio,
+                          fmt::format("the mels of Tacotron-2 checkpoint {}", args->checkpoint));
+    }
     text::TextProcessor text_processor(config.text);
     audio::AudioProcessor processor(config.audio);
     auto log = log::get("synthesize");
@@ -83,9 +94,14 @@ Runner setup_synthesize(CLI::App& app) {
                                       : fs::path(args->out).replace_extension("").string();
       write_tensor_npy(stem + ".mel.npy", generated.mel);
       if (generated.linear.defined()) write_tensor_npy(stem + ".linear.npy", generated.linear);
-      tacotron2::RenderedAudio rendered = tacotron2::render_audio(generated, processor);
-      if (rendered.padded()) log->warn("sentence {} {}", i + 1, rendered.padding_note());
-      const std::vector<float>& samples = rendered.samples;
+      std::vector<float> samples;
+      if (vocoder) {
+        samples = frames > 0 ? vocoder->vocode(generated.mel) : std::vector<float>{};
+      } else {
+        tacotron2::RenderedAudio rendered = tacotron2::render_audio(generated, processor);
+        if (rendered.padded()) log->warn("sentence {} {}", i + 1, rendered.padding_note());
+        samples = std::move(rendered.samples);
+      }
       audio::write_wav(stem + ".wav", samples, config.audio.sample_rate);
       if (args->plot) {
         tacotron2::UtterancePlots plots =
@@ -105,7 +121,8 @@ Runner setup_synthesize(CLI::App& app) {
 
 }  // namespace
 
-TTS_REGISTER_COMMAND("synthesize", "speak text with a trained checkpoint (Griffin-Lim)", 30,
+TTS_REGISTER_COMMAND("synthesize",
+                     "speak text with a trained checkpoint (Griffin-Lim, or --vocoder)", 30,
                      setup_synthesize);
 
 }  // namespace tts::cli

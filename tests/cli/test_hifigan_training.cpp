@@ -165,3 +165,77 @@ TEST_F(HifiganTraining, AConfigOrStoreWithoutWaveformsOrWithOtherMelsIsRefusedWi
   const std::string other = train("other_mels", "--max-steps 1 --set audio.fmax=11025", 2);
   EXPECT_NE(other.find("audio.fmax=8000"), std::string::npos) << other;
 }
+
+TEST_F(HifiganTraining, VocodeAndSynthesizeCheckTheMelsThenSpeakWithTheVocoder) {
+  train("vocoder", "--max-steps 2" + kQuiet);
+  const std::string vocoder = root_ + "/vocoder";
+  // A store's mel, [frames, n_mels]: frames x hop samples at the vocoder's rate.
+  std::string mel;
+  for (const auto& entry : fs::directory_iterator(feats_ + "/mels")) {
+    mel = entry.path().string();
+    break;
+  }
+  ASSERT_FALSE(mel.empty());
+  CliResult vocoded = run_cli(
+      "vocode --checkpoint " + vocoder + " --mel " + mel + " --out " + root_ + "/a.wav", true);
+  ASSERT_EQ(vocoded.exit_code, 0) << vocoded.output;
+  EXPECT_NE(vocoded.output.find("mel frames"), std::string::npos) << vocoded.output;
+  EXPECT_TRUE(fs::exists(root_ + "/a.wav"));
+
+  // The same mel in a folder whose features.yaml says another fmax: refused, both values and the
+  // fix named, nothing written.
+  const std::string other = root_ + "/other_store";
+  fs::create_directories(other + "/mels");
+  fs::copy_file(mel, other + "/mels/x.npy");
+  {
+    std::ifstream in(feats_ + "/features.yaml");
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string yaml = text.str();
+    const size_t at = yaml.find("fmax: 8000");
+    ASSERT_NE(at, std::string::npos) << yaml;
+    yaml.replace(at, 10, "fmax: 7600");
+    std::ofstream(other + "/features.yaml") << yaml;
+  }
+  CliResult refused = run_cli("vocode --checkpoint " + vocoder + " --mel " + other +
+                                  "/mels/x.npy --out " + root_ + "/b.wav",
+                              true);
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.output.find("audio.fmax"), std::string::npos) << refused.output;
+  EXPECT_NE(refused.output.find("7600"), std::string::npos) << refused.output;
+  EXPECT_NE(refused.output.find("noise"), std::string::npos) << refused.output;
+  EXPECT_FALSE(fs::exists(root_ + "/b.wav"));
+
+  // A bare .npy is vocoded with a warning that it could not be checked; NVIDIA's [n_mels, frames]
+  // layout is read too.
+  const std::string bare = root_ + "/bare";
+  fs::create_directories(bare);
+  fs::copy_file(mel, bare + "/x.npy");
+  CliResult warned = run_cli(
+      "vocode --checkpoint " + vocoder + " --mel " + bare + "/x.npy --out " + root_ + "/c.wav",
+      true);
+  EXPECT_EQ(warned.exit_code, 0) << warned.output;
+  EXPECT_NE(warned.output.find("cannot be checked"), std::string::npos) << warned.output;
+
+  // A Tacotron-2 checkpoint given as the vocoder is refused with where it belongs.
+  const std::string tiny = std::string(TTS_SOURCE_DIR) + "/configs/tiny.yaml";
+  CliResult made = run_cli("preprocess --config " + tiny + " --input " + root_ + "/corpus" +
+                               " --output " + root_ + "/taco_feats --workers 2",
+                           true);
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  CliResult tacotron = run_cli("train --config " + tiny + " --data " + root_ +
+                                   "/taco_feats --out " + root_ + "/taco --max-steps 1",
+                               true);
+  ASSERT_EQ(tacotron.exit_code, 0) << tacotron.output;
+  CliResult wrong = run_cli(
+      "vocode --checkpoint " + root_ + "/taco --mel " + mel + " --out " + root_ + "/d.wav", true);
+  EXPECT_NE(wrong.exit_code, 0);
+  EXPECT_NE(wrong.output.find("not a vocoder"), std::string::npos) << wrong.output;
+
+  // synthesize --vocoder: tiny.yaml's mels are the vocoder's (the same check as vocode's).
+  CliResult spoken = run_cli("synthesize --checkpoint " + root_ + "/taco --vocoder " + vocoder +
+                                 " --text \"Hello there.\" --out " + root_ + "/hello.wav",
+                             true);
+  EXPECT_EQ(spoken.exit_code, 0) << spoken.output;
+  EXPECT_TRUE(fs::exists(root_ + "/hello.wav"));
+}

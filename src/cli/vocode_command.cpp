@@ -1,0 +1,80 @@
+// tts-train vocode: mels (.npy) to audio with a trained vocoder checkpoint (HiFi-GAN). Each mel's
+// settings are checked against the vocoder's before anything is generated: a mel that lies in a
+// feature store or a gta output (a features.yaml beside it or one folder up) is refused when it
+// was made with other settings, naming each one; a bare .npy cannot be checked and says so.
+#include <torch/torch.h>
+
+#include <filesystem>
+
+#include "tts/audio/audio_io.h"
+#include "tts/cli/command.h"
+#include "tts/core/error.h"
+#include "tts/core/logging.h"
+#include "tts/inference/vocoder.h"
+
+namespace tts::cli {
+namespace {
+namespace fs = std::filesystem;
+
+struct VocodeArgs {
+  std::string checkpoint;
+  std::vector<std::string> mels;
+  std::string out;
+};
+
+Runner setup_vocode(CLI::App& app) {
+  auto args = std::make_shared<VocodeArgs>();
+  app.add_option("--checkpoint", args->checkpoint,
+                 "vocoder checkpoint file, RUN/checkpoints/latest or run directory (jik876's "
+                 "g_XXXXXXXX: convert it first with tts-train convert --from hifigan)")
+      ->required();
+  app.add_option("--mel", args->mels,
+                 "mel .npy, [frames, n_mels] (a feature store's, gta's, synthesize's) or "
+                 "[n_mels, frames] (NVIDIA's, jik876's); repeat for several")
+      ->required();
+  app.add_option("--out", args->out,
+                 "output .wav (one --mel) or directory (one ID.wav per mel, named after it)")
+      ->required();
+  return [args]() {
+    auto log = log::get("vocode");
+    std::unique_ptr<inference::Vocoder> vocoder =
+        inference::load_vocoder(args->checkpoint, torch::kCPU);
+    const config::Config& config = vocoder->config();
+    // Every mel is read and checked before the first is vocoded: a mismatch found late would
+    // leave half the outputs written.
+    std::vector<torch::Tensor> mels;
+    for (const std::string& path : args->mels) {
+      std::optional<config::AudioOptions> made_with = inference::mel_settings_of(path);
+      if (made_with) {
+        vocoder->check_mels(*made_with, fmt::format("the mels of {}", path));
+      } else {
+        log->warn(
+            "{} has no features.yaml beside it or one folder up: its mel settings cannot be "
+            "checked against the vocoder's (audio.* of {}); make sure they are the same",
+            path, vocoder->source());
+      }
+      mels.push_back(inference::read_mel_npy(path, config.audio.n_mels));
+    }
+    const bool to_directory =
+        !(args->mels.size() == 1 && fs::path(args->out).extension() == ".wav");
+    if (to_directory) fs::create_directories(args->out);
+    for (size_t i = 0; i < mels.size(); ++i) {
+      const std::string out =
+          to_directory ? (fs::path(args->out) / fs::path(args->mels[i]).stem()).string() + ".wav"
+                       : args->out;
+      std::vector<float> samples = vocoder->vocode(mels[i]);
+      audio::write_wav(out, samples, config.audio.sample_rate);
+      log->info("{}: {:.2f} s from {} mel frames ({})", out,
+                static_cast<double>(samples.size()) / config.audio.sample_rate, mels[i].size(0),
+                args->mels[i]);
+    }
+    return 0;
+  };
+}
+
+}  // namespace
+
+TTS_REGISTER_COMMAND("vocode", "mels (.npy) to audio with a trained vocoder (HiFi-GAN)", 46,
+                     setup_vocode);
+
+}  // namespace tts::cli
