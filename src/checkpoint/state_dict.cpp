@@ -9,8 +9,13 @@
 namespace tts::checkpoint {
 namespace {
 
+// The first few names, then how many more: a network of another width differs in every tensor.
 std::string join_or_none(const std::vector<std::string>& items) {
-  return items.empty() ? std::string("none") : fmt::format("{}", fmt::join(items, ", "));
+  constexpr size_t kShown = 8;
+  if (items.empty()) return "none";
+  if (items.size() <= kShown) return fmt::format("{}", fmt::join(items, ", "));
+  std::vector<std::string> shown(items.begin(), items.begin() + kShown);
+  return fmt::format("{}, and {} more", fmt::join(shown, ", "), items.size() - kShown);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 // tts-train convert: NVIDIA/tacotron2 checkpoints in (--from nvidia FILE --config C --out OUT.pt)
-// and out (--to nvidia CHECKPOINT --out FILE.pt, with the hparams NVIDIA's code needs).
+// and out (--to nvidia CHECKPOINT --out FILE.pt, with the hparams NVIDIA's code needs);
+// jik876/hifi-gan's in (--from hifigan g_XXXXXXXX [--do do_XXXXXXXX] [--hparams config.json]
+// --out OUT.pt) and out (--to hifigan CHECKPOINT --out DIR: g_, do_ and config.json).
 #include <iostream>
 
 #include "tts/checkpoint/checkpoint.h"
@@ -8,37 +10,95 @@
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
 #include "tts/core/logging.h"
+#include "tts/models/hifigan/interop.h"
 
 namespace tts::cli {
 namespace {
 
 struct ConvertArgs {
   std::string from, to, input, out;
+  std::string do_file, hparams;  // --from hifigan
   ConfigArgs config;
 };
+
+int import_hifigan(const ConvertArgs& args) {
+  TTS_USAGE_CHECK(!args.config.path.empty() || !args.hparams.empty(),
+                  "convert --from hifigan needs the networks' sizes: --hparams config.json "
+                  "(jik876's, beside its checkpoints) or --config C (ours, model.kind hifigan)");
+  config::Config base = args.config.path.empty() ? config::Config{} : args.config.load();
+  hifigan::HifiganImport imported =
+      hifigan::import_jik876(args.input, args.do_file, args.hparams, base);
+  config::Config config =
+      args.hparams.empty() ? base : hifigan::hifigan_config_from_json(args.hparams, base);
+  config.validate();
+  checkpoint::Checkpoint checkpoint = hifigan::checkpoint_from_jik876(imported, config);
+  checkpoint::write_checkpoint(args.out, checkpoint);
+  log::get("convert")->info(
+      "imported {}{} (step {}) into {}: fine-tune it with tts-train train --init-from {} (AdamW's "
+      "moments start afresh){}",
+      args.input, args.do_file.empty() ? "" : " and " + args.do_file, checkpoint.state.step,
+      args.out, args.out,
+      args.do_file.empty() ? "; without --do the discriminators are newly initialized" : "");
+  return 0;
+}
+
+int export_hifigan(const ConvertArgs& args) {
+  TTS_USAGE_CHECK(args.config.path.empty() && args.config.overrides.empty() &&
+                      args.do_file.empty() && args.hparams.empty(),
+                  "convert --to hifigan takes everything from the checkpoint; drop "
+                  "--config/--set/--do/--hparams");
+  std::string source;
+  checkpoint::Checkpoint checkpoint = checkpoint::load_newest_checkpoint(args.input, &source);
+  config::Config config = checkpoint::checkpoint_config(checkpoint, source);
+  TTS_USAGE_CHECK(config.model.kind == config::ModelKind::kHifigan,
+                  "{} is a model.kind {} checkpoint: --to hifigan exports HiFi-GAN checkpoints",
+                  source, config.model.kind);
+  hifigan::export_jik876(hifigan::jik876_from_checkpoint(checkpoint), args.out, config);
+  if (config.hifigan.discriminator_divisor != 1) {
+    log::get("convert")->warn(
+        "hifigan.discriminator_divisor is {}: jik876's code loads the generator file, but not "
+        "these narrower discriminators (do_); tts-train convert --from hifigan reads them back",
+        config.hifigan.discriminator_divisor);
+  }
+  log::get("convert")->info("exported {} (step {}) to {}: g_{:08d}, do_{:08d}, config.json", source,
+                            checkpoint.state.step, args.out, checkpoint.state.step,
+                            checkpoint.state.step);
+  return 0;
+}
 
 Runner setup_convert(CLI::App& app) {
   auto args = std::make_shared<ConvertArgs>();
   auto* from = app.add_option("--from", args->from,
                               "import: the input's format (nvidia: NVIDIA/tacotron2's train.py "
-                              "checkpoint or a state dict)")
-                   ->check(CLI::IsMember({"nvidia"}));
+                              "checkpoint or a state dict; hifigan: jik876/hifi-gan's generator "
+                              "file g_XXXXXXXX)")
+                   ->check(CLI::IsMember({"nvidia", "hifigan"}));
   auto* to = app.add_option("--to", args->to,
                             "export: the output's format (nvidia: NVIDIA/tacotron2's train.py "
-                            "checkpoint)")
-                 ->check(CLI::IsMember({"nvidia"}));
+                            "checkpoint; hifigan: a folder with jik876's g_, do_ and config.json)")
+                 ->check(CLI::IsMember({"nvidia", "hifigan"}));
   from->excludes(to);
   app.add_option("input", args->input,
                  "import: NVIDIA's .pt file; export: our checkpoint (file, RUN/checkpoints/latest "
                  "or run directory)")
       ->required();
-  app.add_option("--out", args->out, "the file to write")->required();
+  app.add_option("--out", args->out, "the file to write (--to hifigan: the folder)")->required();
+  app.add_option("--do", args->do_file,
+                 "--from hifigan: jik876's training file do_XXXXXXXX (the discriminators, step "
+                 "and epoch); without it the discriminators start from their initialization");
+  app.add_option("--hparams", args->hparams,
+                 "--from hifigan: jik876's config.json the files were trained with (else --config "
+                 "alone says the networks' sizes)");
   args->config.add_to(app, false);
   return [args]() {
     TTS_USAGE_CHECK(!args->from.empty() || !args->to.empty(),
                     "convert: say the direction: --from nvidia FILE.pt --config C --out OUT.pt "
                     "(import) or --to nvidia CHECKPOINT --out FILE.pt (export)");
     auto log = log::get("convert");
+    if (args->from == "hifigan") return import_hifigan(*args);
+    if (args->to == "hifigan") return export_hifigan(*args);
+    TTS_USAGE_CHECK(args->do_file.empty() && args->hparams.empty(),
+                    "--do and --hparams are for --from hifigan");
     if (!args->from.empty()) {
       TTS_USAGE_CHECK(!args->config.path.empty(),
                       "convert --from nvidia needs --config: the config of the model to fill "

@@ -239,3 +239,47 @@ TEST_F(HifiganTraining, VocodeAndSynthesizeCheckTheMelsThenSpeakWithTheVocoder) 
   EXPECT_EQ(spoken.exit_code, 0) << spoken.output;
   EXPECT_TRUE(fs::exists(root_ + "/hello.wav"));
 }
+
+TEST_F(HifiganTraining, ConvertsToJik876sFilesAndBackWithTheSameWeights) {
+  train("to_convert", "--max-steps 2" + kQuiet);
+  const std::string jik = root_ + "/jik876";
+  CliResult exported = run_cli("convert --to hifigan " + root_ + "/to_convert --out " + jik, true);
+  ASSERT_EQ(exported.exit_code, 0) << exported.output;
+  for (const char* file : {"/g_00000002", "/do_00000002", "/config.json"}) {
+    EXPECT_TRUE(fs::exists(jik + file)) << file;
+  }
+  const std::string back = root_ + "/back/imported.pt";
+  fs::create_directories(root_ + "/back");
+  CliResult imported = run_cli("convert --from hifigan " + jik + "/g_00000002 --do " + jik +
+                                   "/do_00000002 --hparams " + jik + "/config.json --out " + back,
+                               true);
+  ASSERT_EQ(imported.exit_code, 0) << imported.output;
+  CliResult original = run_cli("inspect --json " + root_ + "/to_convert/checkpoints/latest");
+  CliResult again = run_cli("inspect --json " + back);
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  YAML::Node a = YAML::Load(original.output), b = YAML::Load(again.output);
+  std::map<std::string, double> norms;
+  for (const auto& t : a["tensors"]) norms[t["name"].as<std::string>()] = t["l2"].as<double>();
+  size_t compared = 0;
+  for (const auto& t : b["tensors"]) {
+    const std::string name = t["name"].as<std::string>();
+    ASSERT_TRUE(norms.count(name)) << name;
+    EXPECT_EQ(norms[name], t["l2"].as<double>()) << name;
+    ++compared;
+  }
+  EXPECT_EQ(compared, norms.size());
+  // The imported checkpoint fine-tunes, and the generator alone imports with --config.
+  train("fine_tuned", "--max-steps 1 --init-from " + back + kQuiet);
+  CliResult generator_only = run_cli("convert --from hifigan " + jik + "/g_00000002 --config " +
+                                         kSmall + " --out " + root_ + "/back/g_only.pt",
+                                     true);
+  EXPECT_EQ(generator_only.exit_code, 0) << generator_only.output;
+  EXPECT_NE(generator_only.output.find("newly initialized"), std::string::npos);
+  // Sizes that do not fit are named.
+  CliResult wrong =
+      run_cli("convert --from hifigan " + jik + "/g_00000002 --config " + kSmall +
+                  " --set hifigan.upsample_initial_channel=64 --out " + root_ + "/back/wrong.pt",
+              true);
+  EXPECT_NE(wrong.exit_code, 0);
+  EXPECT_NE(wrong.output.find("conv_pre"), std::string::npos) << wrong.output;
+}

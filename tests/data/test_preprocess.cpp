@@ -383,7 +383,7 @@ TEST_F(Preprocess, AVocoderRefusesAStoreWithoutWaveformsSayingHowToMakeOne) {
   std::string out = kTmp + "/store_no_waveforms";
   run(out, 1);
   try {
-    tts::data::FeatureStore::open(out, config({"model.kind=hifigan"}));
+    tts::data::FeatureStore::open(out, config({"model.kind=hifigan", "audio.waveforms=true"}));
     FAIL() << "a store without waveforms was accepted for a vocoder";
   } catch (const tts::UsageError& e) {
     std::string message = e.what();

@@ -28,7 +28,9 @@ struct Networks {
   MultiPeriodDiscriminator mpd;
   MultiScaleDiscriminator msd;
   explicit Networks(const config::Config& config)
-      : generator(config.hifigan, config.audio.n_mels) {}
+      : generator(config.hifigan, config.audio.n_mels),
+        mpd(config.hifigan.discriminator_divisor),
+        msd(config.hifigan.discriminator_divisor) {}
   // optim_d's parameters: jik876 chains the MSD's before the MPD's.
   std::vector<torch::Tensor> discriminator_parameters() {
     std::vector<torch::Tensor> out = msd->parameters();

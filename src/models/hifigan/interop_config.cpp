@@ -28,6 +28,9 @@ constexpr KeyMapping kMappings[] = {
     {"resblock_dilation_sizes", "hifigan.resblock_dilation_sizes"},
     {"segment_size", "hifigan.segment_size"},
     {"fmax_for_loss", "hifigan.fmax_for_loss"},
+    // Ours, written only when not 1 (jik876's code ignores it, and cannot build such
+    // discriminators: its do_ files are for our import).
+    {"discriminator_divisor", "hifigan.discriminator_divisor"},
     {"num_mels", "audio.n_mels"},
     {"n_fft", "audio.n_fft"},
     {"hop_size", "audio.hop_length"},
@@ -173,7 +176,7 @@ std::string jik876_config_json(const config::Config& config) {
     "fmin": {},
     "fmax": {},
     "fmax_for_loss": {},
-
+{}
     "num_workers": 4,
 
     "dist_config": {{
@@ -188,7 +191,10 @@ std::string jik876_config_json(const config::Config& config) {
       h.upsample_initial_channel, fmt::join(h.resblock_kernel_sizes, ", "),
       fmt::join(dilations, ", "), h.segment_size, a.n_mels, a.n_fft / 2 + 1, a.n_fft, a.hop_length,
       a.win_length, a.sample_rate, a.fmin, a.fmax,
-      h.fmax_for_loss > 0 ? fmt::format("{}", h.fmax_for_loss) : "null");
+      h.fmax_for_loss > 0 ? fmt::format("{}", h.fmax_for_loss) : "null",
+      h.discriminator_divisor == 1
+          ? std::string()
+          : fmt::format("    \"discriminator_divisor\": {},\n", h.discriminator_divisor));
 }
 
 }  // namespace tts::hifigan

@@ -74,3 +74,22 @@ void export_jik876(const Jik876State& state, const std::string& out_dir,
                    const config::Config& config);
 
 }  // namespace tts::hifigan
+
+namespace tts::checkpoint {
+struct Checkpoint;
+}
+
+namespace tts::hifigan {
+
+// Our checkpoint of `imported`'s weights under `config` (model.kind hifigan): the generator's,
+// and the discriminators' when the import has them (else their initialization under the
+// config's seed); step and epoch from the do_ file. No optimizer state: train --init-from it to
+// fine-tune (AdamW's moments start afresh).
+checkpoint::Checkpoint checkpoint_from_jik876(const HifiganImport& imported,
+                                              const config::Config& config);
+
+// jik876's state of our HiFi-GAN checkpoint: its three networks, step and epoch (the optimizer
+// moments are not carried: export_jik876 writes fresh ones).
+Jik876State jik876_from_checkpoint(const checkpoint::Checkpoint& checkpoint);
+
+}  // namespace tts::hifigan
