@@ -231,6 +231,15 @@ void restore_adam(const OptimizerState& state, Optimizer& adam) {
 
 }  // namespace
 
+std::map<std::string, torch::Tensor> tensors_with_prefix(const Checkpoint& checkpoint,
+                                                         const std::string& prefix) {
+  std::map<std::string, torch::Tensor> out;
+  for (const auto& [name, tensor] : checkpoint.tensors) {
+    if (name.rfind(prefix, 0) == 0) out[name.substr(prefix.size())] = tensor;
+  }
+  return out;
+}
+
 Checkpoint capture(torch::nn::Module& model,
                    const std::vector<torch::optim::Optimizer*>& optimizers,
                    const TrainingState& state, const std::string& config_yaml) {

@@ -22,7 +22,8 @@ Runner setup_preprocess(CLI::App& app) {
   auto request = std::make_shared<data::PreprocessRequest>();
   args->add_to(app, true);
   app.add_option("-i,--input", request->input_dir,
-                 "LJSpeech-format corpus: metadata.csv (ID|raw|normalized) and wavs/ID.wav")
+                 "LJSpeech-format corpus: metadata.csv (ID|raw|normalized) and wavs/ID.wav (or "
+                 ".flac, .ogg, .opus)")
       ->required();
   app.add_option("-o,--output", request->output_dir,
                  "feature store to write (created; a rerun resumes it)")

@@ -1,6 +1,7 @@
 #include "tts/data/ljspeech.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <unordered_map>
@@ -106,8 +107,36 @@ Metadata read_ljspeech_metadata(const std::string& corpus_dir) {
   return parse_ljspeech_metadata(read_file(path, Symlinks::kFollow));  // a corpus is the user's
 }
 
-std::string ljspeech_wav_path(const std::string& corpus_dir, const std::string& id) {
-  return (std::filesystem::path(corpus_dir) / "wavs" / (id + ".wav")).string();
+const std::vector<std::string>& ljspeech_audio_extensions() {
+  static const std::vector<std::string> extensions{".wav", ".flac", ".ogg", ".opus"};
+  return extensions;
+}
+
+AudioLookup find_ljspeech_audio(const std::string& corpus_dir, const std::string& id) {
+  const std::filesystem::path stem = std::filesystem::path(corpus_dir) / "wavs" / id;
+  std::vector<std::string> found;
+  for (const std::string& extension : ljspeech_audio_extensions()) {
+    std::string path = stem.string() + extension;
+    std::error_code error;
+    // A symlink in the corpus is the user's own (a corpus is not a shared run folder); what it
+    // names must be a file.
+    if (std::filesystem::exists(path, error)) found.push_back(std::move(path));
+  }
+  AudioLookup lookup;
+  if (found.size() == 1) {
+    lookup.path = found.front();
+    return lookup;
+  }
+  lookup.path = stem.string() + ".wav";
+  if (found.empty()) {
+    lookup.problem =
+        fmt::format("missing audio: no file '{}' (nor .flac, .ogg or .opus)", lookup.path);
+  } else {
+    lookup.problem = fmt::format(
+        "ambiguous audio: {} files for utterance {} ('{}'); keep one per id in {}", found.size(),
+        id, fmt::join(found, "', '"), (std::filesystem::path(corpus_dir) / "wavs").string());
+  }
+  return lookup;
 }
 
 }  // namespace tts::data

@@ -220,9 +220,11 @@ Outcome process(const Job& job, const audio::AudioProcessor& audio, const Metada
     return skip(
         fmt::format("empty transcript: nothing is left of \"{}\" after cleaning", entry.text));
   }
-  std::string wav = ljspeech_wav_path(job.input_dir, entry.id);
+  const AudioLookup audio_file = find_ljspeech_audio(job.input_dir, entry.id);
+  if (!audio_file.problem.empty()) return skip(audio_file.problem);
+  const std::string& wav = audio_file.path;
   std::optional<WavStamp> stamp = stamp_of(wav);
-  if (!stamp) return skip(fmt::format("missing wav: no file '{}'", wav));
+  if (!stamp) return skip(fmt::format("missing audio: '{}' is not a regular file", wav));
 
   Outcome outcome;
   const JournalRecord* record = job.reuse ? job.journal.find(entry.id) : nullptr;

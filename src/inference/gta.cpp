@@ -119,7 +119,8 @@ GtaSummary run_gta(const GtaRequest& request) {
   if (request.rank == 0) {
     std::string filelist;
     for (const auto& u : all) {
-      filelist += data::ljspeech_wav_path(request.wavs_dir, u.id) + "|" + mel_path(u.id) + "\n";
+      filelist +=
+          data::find_ljspeech_audio(request.wavs_dir, u.id).path + "|" + mel_path(u.id) + "\n";
     }
     write_file_atomic((fs::path(request.out_dir) / "filelist.txt").string(), filelist);
   }
@@ -144,6 +145,11 @@ GtaSummary run_gta(const GtaRequest& request) {
                 "run `tts-train data check {}`",
                 u.waveform_path, u.id, fmt::join(wave.shape, ", "), u.n_samples, request.data_dir);
       formats::write_npy(store_path(data::StoreWriter::waveform_path(u.id)), wave);
+    }
+    if (auto problem =
+            data::check_feature_file(u.mel_path, u.id, config.audio.n_mels, u.n_frames)) {
+      throw Error(fmt::format("{}; run `tts-train data check {}` and re-run tts-train preprocess",
+                              *problem, request.data_dir));
     }
     formats::NpyArray mel = formats::read_npy(u.mel_path);
     todo.push_back({u.id,

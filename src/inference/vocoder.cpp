@@ -10,6 +10,8 @@
 #include "tts/data/feature_store.h"
 #include "tts/formats/npy.h"
 #include "tts/models/hifigan/generator.h"
+#include "tts/models/wavenet/family.h"
+#include "tts/models/wavenet/generate.h"
 
 namespace tts::inference {
 namespace fs = std::filesystem;
@@ -46,11 +48,8 @@ class HifiganVocoder final : public Vocoder {
     generator_ = hifigan::Generator(config_.hifigan, config_.audio.n_mels);
     // The generator's tensors alone: a training checkpoint also holds the discriminators.
     checkpoint::Checkpoint generator_only;
-    const std::string prefix = "generator.";
-    for (const auto& [name, tensor] : checkpoint.tensors) {
-      if (name.rfind(prefix, 0) == 0) {
-        generator_only.tensors.emplace_back(name.substr(prefix.size()), tensor);
-      }
+    for (auto& item : checkpoint::tensors_with_prefix(checkpoint, "generator.")) {
+      generator_only.tensors.emplace_back(item);
     }
     checkpoint::restore_model(generator_only, *generator_, source_);
     generator_->to(device_);
@@ -72,6 +71,38 @@ class HifiganVocoder final : public Vocoder {
   hifigan::Generator generator_{nullptr};
 };
 
+// WaveNet: the checkpoint's moving average when it keeps one (r9y9 synthesizes with it),
+// generated incrementally on the CPU (models/wavenet/generate.h) with the run's seed.
+class WavenetVocoder final : public Vocoder {
+ public:
+  WavenetVocoder(const checkpoint::Checkpoint& checkpoint, config::Config config,
+                 std::string source) {
+    config_ = std::move(config);
+    source_ = std::move(source);
+    step_ = checkpoint.state.step;
+    network_ = wavenet::WaveNet(config_.wavenet, config_.audio.n_mels);
+    wavenet::load_wavenet_state_dict(*network_, wavenet::synthesis_tensors(checkpoint), source_);
+    network_->eval();
+  }
+
+  std::vector<float> vocode(const torch::Tensor& mel) override {
+    TTS_CHECK(mel.dim() == 2 && mel.size(1) == config_.audio.n_mels,
+              "vocode: expected a mel [frames, {}], found [{}]", config_.audio.n_mels,
+              fmt::join(mel.sizes(), ", "));
+    torch::NoGradGuard no_grad;
+    torch::Tensor input = wavenet::pad_mel(mel.t().unsqueeze(0).to(torch::kFloat32).contiguous(),
+                                           config_.wavenet.cin_pad);
+    torch::Tensor audio =
+        wavenet::generate(network_, input, static_cast<uint64_t>(config_.train.seed))
+            .reshape({-1})
+            .contiguous();
+    return {audio.data_ptr<float>(), audio.data_ptr<float>() + audio.numel()};
+  }
+
+ private:
+  wavenet::WaveNet network_{nullptr};
+};
+
 }  // namespace
 
 std::unique_ptr<Vocoder> load_vocoder(const std::string& path, const torch::Device& device) {
@@ -82,7 +113,8 @@ std::unique_ptr<Vocoder> load_vocoder(const std::string& path, const torch::Devi
     case config::ModelKind::kHifigan:
       return std::make_unique<HifiganVocoder>(checkpoint, std::move(config), source, device);
     case config::ModelKind::kWavenet:
-      break;
+      // Generation runs on the CPU whatever the device (generate.h): nothing to place.
+      return std::make_unique<WavenetVocoder>(checkpoint, std::move(config), source);
     case config::ModelKind::kTacotron2:
       throw UsageError(fmt::format(
           "{} is a Tacotron-2 checkpoint (model.kind tacotron2), not a vocoder: give it as "

@@ -3,19 +3,21 @@
 #include "tts/core/error.h"
 #include "tts/models/hifigan/family.h"
 #include "tts/models/tacotron2/family.h"
+#include "tts/models/wavenet/family.h"
 
 namespace tts::models {
 
 const FamilyEntry& family(config::ModelKind kind) {
   static const FamilyEntry kTacotron2{tacotron2::make_family, tacotron2::summarize_checkpoint};
   static const FamilyEntry kHifigan{hifigan::make_family, hifigan::summarize_checkpoint};
+  static const FamilyEntry kWavenet{wavenet::make_family, wavenet::summarize_checkpoint};
   switch (kind) {
     case config::ModelKind::kTacotron2:
       return kTacotron2;
     case config::ModelKind::kHifigan:
       return kHifigan;
     case config::ModelKind::kWavenet:
-      break;
+      return kWavenet;
   }
   throw Error(fmt::format("model.kind {}: no family is registered for it", kind));
 }

@@ -213,4 +213,17 @@ TEST(GtaCommand, WritesNvidiasPostnetMelsResumably) {
               (std::vector<int64_t>{80, lengths[k].item<int64_t>()}));
   }
   EXPECT_TRUE(fs::exists(dir + "/gta2/filelist.txt"));
+
+  // A store mel that is not the [frames, n_mels] its tables promise is refused before the model
+  // reads it, naming the file and the utterance.
+  const std::string mel = store + "/mels/nv2.npy";
+  ASSERT_TRUE(fs::exists(mel));
+  tts::formats::write_npy(mel, std::vector<float>(624, 0.f).data(), {624});
+  result = run_cli("gta --checkpoint " + imported + " --data " + store + " --out " + dir +
+                       "/gta3 --wavs /corpus",
+                   true);
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_NE(result.output.find(mel + " (utterance nv2): 1-D array of shape [624], expected 2-D"),
+            std::string::npos)
+      << result.output;
 }

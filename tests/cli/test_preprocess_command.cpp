@@ -173,9 +173,11 @@ TEST_F(PreprocessCommand, CtrlCStopsWithExitCode130AndTheRerunMatchesAnUninterru
 namespace {
 
 // The first `clips` utterances of kCorpus rewritten into `out` by libsndfile's writer as
-// `format` (their names stay wavs/ID.wav: libsndfile reads a file by its content). 16-bit
-// samples are copied as they are, so a FLAC of PCM_16 holds exactly the WAV's samples.
-std::vector<std::string> transcode_corpus(const std::string& out, int clips, int format) {
+// `format`, named wavs/ID`extension` (the extensions a corpus may use; libsndfile reads a file by
+// its content). 16-bit samples are copied as they are, so a FLAC of PCM_16 holds exactly the
+// WAV's samples.
+std::vector<std::string> transcode_corpus(const std::string& out, int clips, int format,
+                                          const std::string& extension) {
   fs::create_directories(out + "/wavs");
   std::vector<std::string> lines = lines_of(kCorpus + "/metadata.csv");
   lines.resize(static_cast<size_t>(clips));
@@ -192,7 +194,7 @@ std::vector<std::string> transcode_corpus(const std::string& out, int clips, int
     sf_read_short(in, samples.data(), static_cast<sf_count_t>(samples.size()));
     sf_close(in);
     info.format = format;
-    SNDFILE* file = sf_open((out + "/wavs/" + id + ".wav").c_str(), SFM_WRITE, &info);
+    SNDFILE* file = sf_open((out + "/wavs/" + id + extension).c_str(), SFM_WRITE, &info);
     EXPECT_NE(file, nullptr) << sf_strerror(nullptr);
     if (file == nullptr) return ids;
     sf_write_short(file, samples.data(), static_cast<sf_count_t>(samples.size()));
@@ -215,7 +217,7 @@ TEST_F(PreprocessCommand, FlacAndVorbisCorporaGiveTheMelsOfTheirWavs) {
                                                 {"flac", SF_FORMAT_FLAC | SF_FORMAT_PCM_16},
                                                 {"ogg", SF_FORMAT_OGG | SF_FORMAT_VORBIS}}) {
     const std::string corpus = kTmp + "/corpus_" + name;
-    ids = transcode_corpus(corpus, kCompared, format);
+    ids = transcode_corpus(corpus, kCompared, format, "." + name);
     ASSERT_EQ(ids.size(), static_cast<size_t>(kCompared));
     const int code = run_cli(
         {"preprocess", "--config", kConfig, "--input", corpus, "--output", kTmp + "/store_" + name,
@@ -246,4 +248,28 @@ TEST_F(PreprocessCommand, FlacAndVorbisCorporaGiveTheMelsOfTheirWavs) {
     // libsndfile's default Vorbis quality gives about 3.5 % on these clips.
     EXPECT_LT(std::sqrt(error / energy), 0.1) << id << ": Vorbis is lossy, its mel stays close";
   }
+}
+
+// Two audio files for one id (ID.wav and ID.flac) cannot be told apart: that utterance is skipped
+// naming both, the others are kept.
+TEST_F(PreprocessCommand, TwoAudioFilesForOneIdAreSkippedNamingBoth) {
+  const std::string corpus = kTmp + "/corpus_both";
+  std::vector<std::string> ids =
+      transcode_corpus(corpus, 3, SF_FORMAT_WAV | SF_FORMAT_PCM_16, ".wav");
+  ASSERT_EQ(ids.size(), 3u);
+  fs::copy_file(corpus + "/wavs/" + ids[1] + ".wav", corpus + "/wavs/" + ids[1] + ".flac");
+  const std::string store = kTmp + "/store_both";
+  const int code = run_cli({"preprocess", "--config", kConfig, "--input", corpus, "--output", store,
+                            "--workers", "1", "--set", "audio.trim=false", "--set",
+                            "data.val_size=1", "--set", "data.max_skip_fraction=0.5"},
+                           kTmp + "/both.log");
+  ASSERT_EQ(code, 0) << tts::read_file(kTmp + "/both.log");
+  const std::string errors = tts::read_file(store + "/errors.tsv");
+  EXPECT_NE(
+      errors.find(ids[1] + "\tambiguous audio: 2 files for utterance " + ids[1] + " ('" + corpus +
+                  "/wavs/" + ids[1] + ".wav', '" + corpus + "/wavs/" + ids[1] + ".flac')"),
+      std::string::npos)
+      << errors;
+  EXPECT_TRUE(fs::exists(store + "/mels/" + ids[0] + ".npy"));
+  EXPECT_FALSE(fs::exists(store + "/mels/" + ids[1] + ".npy"));
 }

@@ -109,7 +109,32 @@ TEST(LJSpeechMetadata, ReadingAMissingCorpusNamesTheFileAndTheFix) {
     EXPECT_NE(message.find(dir + "/metadata.csv"), std::string::npos) << message;
     EXPECT_NE(message.find("--input"), std::string::npos) << message;
   }
-  EXPECT_EQ(tts::data::ljspeech_wav_path("/corpus", "LJ001-0001"), "/corpus/wavs/LJ001-0001.wav");
+}
+
+// wavs/ID.wav, .flac, .ogg or .opus: the one that exists; none or two are named as the problem.
+TEST(LJSpeechAudio, FindsTheOneAudioFileOfAnIdByItsExtension) {
+  const std::string dir = std::string(TTS_TEST_TMP_DIR) + "/ljspeech_audio";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir + "/wavs");
+  tts::data::AudioLookup none = tts::data::find_ljspeech_audio(dir, "A");
+  EXPECT_EQ(none.path, dir + "/wavs/A.wav");
+  EXPECT_NE(none.problem.find("missing audio: no file '" + dir + "/wavs/A.wav' (nor .flac"),
+            std::string::npos)
+      << none.problem;
+  for (const char* extension : {".wav", ".flac", ".ogg", ".opus"}) {
+    const std::string id = std::string("B") + (extension + 1);
+    std::ofstream(dir + "/wavs/" + id + extension) << "x";
+    tts::data::AudioLookup found = tts::data::find_ljspeech_audio(dir, id);
+    EXPECT_EQ(found.path, dir + "/wavs/" + id + extension);
+    EXPECT_TRUE(found.problem.empty()) << found.problem;
+  }
+  std::ofstream(dir + "/wavs/C.wav") << "x";
+  std::ofstream(dir + "/wavs/C.flac") << "x";
+  tts::data::AudioLookup two = tts::data::find_ljspeech_audio(dir, "C");
+  EXPECT_NE(two.problem.find("ambiguous audio: 2 files for utterance C ('" + dir +
+                             "/wavs/C.wav', '" + dir + "/wavs/C.flac')"),
+            std::string::npos)
+      << two.problem;
 }
 
 TEST(LJSpeechMetadata, ReadsTheFileFromTheCorpusDirectory) {

@@ -116,8 +116,8 @@ TEST_F(Preprocess, WritesAValidStoreAndReportsEveryBadInput) {
   EXPECT_EQ(summary.skipped, 7);
   EXPECT_EQ(summary.reused, 0);
   std::map<std::string, int64_t> expected_reasons = {
-      {"malformed line", 1}, {"missing wav", 1}, {"bad audio", 1}, {"empty transcript", 1},
-      {"duplicate id", 1},   {"too short", 1},   {"silent", 1}};
+      {"malformed line", 1}, {"missing audio", 1}, {"bad audio", 1}, {"empty transcript", 1},
+      {"duplicate id", 1},   {"too short", 1},     {"silent", 1}};
   EXPECT_EQ(summary.skipped_by_reason, expected_reasons);
 
   // metadata.tsv: header, one row per kept clip, arrays that match it.
@@ -154,7 +154,7 @@ TEST_F(Preprocess, WritesAValidStoreAndReportsEveryBadInput) {
   EXPECT_EQ(error(1)[1], "a line without any separator");
   EXPECT_EQ(error(1)[2].rfind("malformed line", 0), 0u);
   EXPECT_EQ(error(2)[1], "BAD-missing");
-  EXPECT_EQ(error(2)[2].rfind("missing wav", 0), 0u);
+  EXPECT_EQ(error(2)[2].rfind("missing audio", 0), 0u);
   EXPECT_EQ(error(3)[1], "BAD-garbage");
   EXPECT_EQ(error(3)[2].rfind("bad audio", 0), 0u);
   EXPECT_NE(error(3)[2].find("BAD-garbage.wav"), std::string::npos) << errors[3];

@@ -8,6 +8,7 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -65,6 +66,11 @@ struct Checkpoint {
   // empty before the first validation and in checkpoints of older versions.
   std::vector<std::pair<std::string, double>> metrics;
 };
+
+// The tensors whose names start with `prefix` ("generator.", "ema."), keyed by the rest of the
+// name: one network of a family's module.
+std::map<std::string, torch::Tensor> tensors_with_prefix(const Checkpoint& checkpoint,
+                                                         const std::string& prefix);
 
 // Captures `model` (parameters and buffers, moved to CPU), the state of each of `optimizers` (torch
 // Adam or AdamW), and the generators the model's device draws from.

@@ -1,4 +1,5 @@
-// Reader of LJSpeech-1.1-format corpora: DIR/metadata.csv and DIR/wavs/ID.wav.
+// Reader of LJSpeech-1.1-format corpora: DIR/metadata.csv and DIR/wavs/ID.wav (or .flac, .ogg,
+// .opus).
 //
 // metadata.csv has one utterance per line, `ID|raw transcript|normalized transcript`, separated
 // by '|' with no quoting (quote characters occur inside the text and are kept). The normalized
@@ -38,7 +39,18 @@ Metadata parse_ljspeech_metadata(const std::string& text);
 // Reads DIR/metadata.csv; throws tts::Error naming the file when it is missing or unreadable.
 Metadata read_ljspeech_metadata(const std::string& corpus_dir);
 
-// DIR/wavs/ID.wav
-std::string ljspeech_wav_path(const std::string& corpus_dir, const std::string& id);
+// The audio extensions an LJSpeech-format corpus may use, in the order they are looked for:
+// .wav, .flac, .ogg (Vorbis), .opus. libsndfile reads each by its content.
+const std::vector<std::string>& ljspeech_audio_extensions();
+
+// Where utterance ID's audio is: DIR/wavs/ID with the one of ljspeech_audio_extensions() that
+// exists (`path`), or why none can be used (`problem`: no file with any of them, naming
+// DIR/wavs/ID.*, or two of them at once, naming both: which one was meant cannot be guessed). With
+// a problem, `path` is DIR/wavs/ID.wav (what other frameworks' filelists name).
+struct AudioLookup {
+  std::string path;
+  std::string problem;
+};
+AudioLookup find_ljspeech_audio(const std::string& corpus_dir, const std::string& id);
 
 }  // namespace tts::data

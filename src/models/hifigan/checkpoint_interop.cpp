@@ -24,15 +24,6 @@ void fill(torch::nn::Module& module, const std::map<std::string, torch::Tensor>&
   for (auto& item : module.named_buffers()) copy(item.key(), item.value());
 }
 
-std::map<std::string, torch::Tensor> with_prefix(const checkpoint::Checkpoint& checkpoint,
-                                                 const std::string& prefix) {
-  std::map<std::string, torch::Tensor> out;
-  for (const auto& [name, tensor] : checkpoint.tensors) {
-    if (name.rfind(prefix, 0) == 0) out[name.substr(prefix.size())] = tensor;
-  }
-  return out;
-}
-
 }  // namespace
 
 checkpoint::Checkpoint checkpoint_from_jik876(const HifiganImport& imported,
@@ -53,9 +44,9 @@ checkpoint::Checkpoint checkpoint_from_jik876(const HifiganImport& imported,
 
 Jik876State jik876_from_checkpoint(const checkpoint::Checkpoint& checkpoint) {
   Jik876State state;
-  state.generator = with_prefix(checkpoint, "generator.");
-  state.mpd = with_prefix(checkpoint, "mpd.");
-  state.msd = with_prefix(checkpoint, "msd.");
+  state.generator = checkpoint::tensors_with_prefix(checkpoint, "generator.");
+  state.mpd = checkpoint::tensors_with_prefix(checkpoint, "mpd.");
+  state.msd = checkpoint::tensors_with_prefix(checkpoint, "msd.");
   TTS_CHECK(!state.generator.empty(), "the checkpoint holds no generator.* tensors");
   state.steps = checkpoint.state.step;
   state.epoch = checkpoint.state.epoch;

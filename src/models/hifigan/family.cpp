@@ -4,22 +4,17 @@
 
 #include <optional>
 
-#include "tts/audio/audio_io.h"
-#include "tts/audio/audio_processor.h"
 #include "tts/audio/compression.h"
 #include "tts/checkpoint/warm_start.h"
-#include "tts/core/fs.h"
 #include "tts/core/logging.h"
 #include "tts/core/timer.h"
 #include "tts/data/feature_store.h"
 #include "tts/dist/communicator.h"
-#include "tts/formats/event_writer.h"
-#include "tts/formats/png.h"
 #include "tts/models/hifigan/losses.h"
 #include "tts/models/hifigan/mel_loss.h"
-#include "tts/models/tacotron2/plot_tensors.h"
+#include "tts/models/vocoder_validation.h"
+#include "tts/models/window_batches.h"
 #include "tts/report/metric_names.h"
-#include "tts/report/plots.h"
 #include "tts/train/lr_schedule.h"
 #include "tts/train/optimizer.h"
 #include "tts/train/step.h"
@@ -47,91 +42,6 @@ int64_t count_parameters(torch::nn::Module& module) {
   for (const auto& p : module.parameters()) n += p.numel();
   return n;
 }
-
-class SegmentSource final : public train::BatchSource {
- public:
-  SegmentSource(std::unique_ptr<data::SegmentLoader> loader, torch::Device device)
-      : loader_(std::move(loader)), device_(device) {}
-  void start_epoch(int64_t epoch, int64_t skip) override { loader_->start_epoch(epoch, skip); }
-  std::unique_ptr<train::FamilyBatch> next() override {
-    std::optional<data::SegmentBatch> batch = loader_->next();
-    if (!batch) return nullptr;
-    return std::make_unique<HifiganBatch>(batch->to(device_, true));
-  }
-  int64_t batches_per_epoch() const override { return loader_->batches_per_epoch(); }
-  double wait_seconds() const override { return loader_->wait_seconds(); }
-
- private:
-  std::unique_ptr<data::SegmentLoader> loader_;
-  torch::Device device_;
-};
-
-// Rank 0's sample of a validation: the first validation utterance, real and generated.
-struct Sample {
-  std::string id;
-  std::vector<float> real;
-  std::vector<float> generated;
-  torch::Tensor stored_mel;  // [frames, n_mels], the generator's input
-};
-
-class Validation final : public train::ValidationOutcome {
- public:
-  Validation(const config::Config& config, std::string run_dir, int64_t step,
-             std::optional<Sample> sample)
-      : config_(config), run_dir_(std::move(run_dir)), step_(step), sample_(std::move(sample)) {}
-
-  void write_artifacts(train::MetricSink& metrics) override {
-    if (!sample_) return;
-    const Sample& s = *sample_;
-    const int rate = config_.audio.sample_rate;
-    std::string generated_path, real_path, mel_png;
-    if (config_.logging.samples) {
-      train::side_work("the validation audio samples", step_, [&] {
-        generated_path = fmt::format("{}/samples/step_{}.wav", run_dir_, step_);
-        real_path = fmt::format("{}/samples/step_{}_real.wav", run_dir_, step_);
-        audio::write_wav(generated_path, s.generated, rate);
-        audio::write_wav(real_path, s.real, rate);
-      });
-    }
-    train::side_work("the mel plot", step_, [&] {
-      // The generated audio's mel, made as the store's were (untrimmed), beside the input mel.
-      config::AudioOptions untrimmed = config_.audio;
-      untrimmed.trim = false;
-      audio::AudioProcessor processor(untrimmed);
-      audio::Features generated = processor.compute(s.generated, false);
-      report::MelPlotInput input;
-      input.step = step_;
-      input.utterance = s.id;
-      input.seconds_per_frame = static_cast<double>(config_.audio.hop_length) / rate;
-      input.panels.push_back(tacotron2::mel_panel("input mel (stored)", s.stored_mel));
-      input.panels.push_back(tacotron2::mel_panel("mel of the generated audio", generated.mel));
-      mel_png = report::mel_plot(input).png;
-      if (config_.logging.plots) {
-        write_file_atomic(fmt::format("{}/plots/step_{}_mel.png", run_dir_, step_), mel_png);
-      }
-    });
-    metrics.with_events("writing TensorBoard images and audio", step_,
-                        [&](formats::EventWriter& events) {
-                          if (!mel_png.empty()) {
-                            auto [width, height] = formats::png_dimensions(mel_png);
-                            events.add_image("val/mel", mel_png, width, height, step_);
-                          }
-                          if (!generated_path.empty()) {
-                            events.add_audio("val/audio", read_file(generated_path), rate,
-                                             static_cast<int64_t>(s.generated.size()), step_);
-                            events.add_audio("val/audio_real", read_file(real_path), rate,
-                                             static_cast<int64_t>(s.real.size()), step_);
-                          }
-                          events.flush();
-                        });
-  }
-
- private:
-  const config::Config& config_;
-  std::string run_dir_;
-  int64_t step_;
-  std::optional<Sample> sample_;
-};
 
 std::vector<torch::Tensor> parameters_of(std::initializer_list<torch::nn::Module*> modules) {
   std::vector<torch::Tensor> out;
@@ -205,7 +115,7 @@ class HifiganFamily final : public train::Family {
     spec.hop = config_.audio.hop_length;
     spec.frames = config_.hifigan.segment_size / spec.hop;
     spec.mel_floor = silent_mel_value(config_.audio);
-    train_ = std::make_unique<SegmentSource>(
+    train_ = std::make_unique<models::WindowSource>(
         std::make_unique<data::SegmentLoader>(store_->train(), config_.audio.n_mels, spec,
                                               phase.batch_size, comm_.rank(), comm_.size(),
                                               config_.train.seed, config_.data.prefetch_batches,
@@ -227,7 +137,7 @@ class HifiganFamily final : public train::Family {
     // The discriminators' update, on the generator's output detached (jik876's train.py).
     torch::Tensor disc_total;
     for (size_t i = 0; i < n; ++i) {
-      const data::SegmentBatch& batch = static_cast<HifiganBatch&>(*micro_batches[i]).batch;
+      const data::SegmentBatch& batch = static_cast<models::WindowBatch&>(*micro_batches[i]).batch;
       Stopwatch clock;
       fakes[i] = model_->generator->forward(batch.mel);
       real_mels[i] = loss_mel_(batch.audio.squeeze(1));
@@ -245,7 +155,8 @@ class HifiganFamily final : public train::Family {
     {
       NoWeightGradients frozen(optimizers_[0].parameters);
       for (size_t i = 0; i < n; ++i) {
-        const data::SegmentBatch& batch = static_cast<HifiganBatch&>(*micro_batches[i]).batch;
+        const data::SegmentBatch& batch =
+            static_cast<models::WindowBatch&>(*micro_batches[i]).batch;
         Stopwatch clock;
         torch::Tensor mel = torch::l1_loss(real_mels[i], loss_mel_(fakes[i].squeeze(1)));
         DiscriminatorScores f = model_->mpd->forward(batch.audio, fakes[i]);
@@ -281,12 +192,10 @@ class HifiganFamily final : public train::Family {
     const std::vector<data::Utterance>& val = store_->val();
     torch::NoGradGuard no_grad;
     model_->generator->eval();
-    // A validation set smaller than the world is validated whole on every rank.
-    const bool shard = static_cast<int64_t>(val.size()) >= comm_.size();
     double sum = 0;
     double count = 0;
-    std::optional<Sample> sample;
-    for (size_t i = shard ? comm_.rank() : 0; i < val.size(); i += shard ? comm_.size() : 1) {
+    std::optional<models::VocoderSample> sample;
+    for (size_t i : models::validation_share(val.size(), comm_.rank(), comm_.size())) {
       data::WholeUtterance whole = data::read_utterance(val[i], config_.audio.n_mels);
       torch::Tensor mel = whole.mel.unsqueeze(0).to(device_);
       torch::Tensor generated = model_->generator->forward(mel).squeeze(1);
@@ -298,7 +207,7 @@ class HifiganFamily final : public train::Family {
       sum += torch::l1_loss(loss_mel_(real), loss_mel_(generated)).item<double>();
       count += 1;
       if (comm_.rank() == 0 && i == 0) {
-        Sample s;
+        models::VocoderSample s;
         s.id = val[i].id;
         torch::Tensor cpu = generated[0].to(torch::kCPU).contiguous();
         s.generated.assign(cpu.data_ptr<float>(), cpu.data_ptr<float>() + cpu.numel());
@@ -308,18 +217,9 @@ class HifiganFamily final : public train::Family {
         sample = std::move(s);
       }
     }
-    std::vector<double> totals = comm_.all_gather({sum, count});
-    double all_sum = 0, all_count = 0;
-    for (size_t r = 0; r + 1 < totals.size(); r += 2) {
-      all_sum += totals[r];
-      all_count += totals[r + 1];
-    }
-    if (!shard) {  // every rank validated every utterance
-      all_sum /= comm_.size();
-      all_count /= comm_.size();
-    }
-    const double mel_l1 = all_sum / std::max(all_count, 1.0);
-    auto outcome = std::make_unique<Validation>(config_, run_dir_, step, std::move(sample));
+    const auto [mel_l1, all_count] = models::mean_over_ranks(comm_, val.size(), sum, count);
+    auto outcome =
+        std::make_unique<models::VocoderValidation>(config_, run_dir_, step, std::move(sample));
     outcome->record.add(report::metric::kStep, static_cast<double>(step));
     outcome->record.add(report::metric::kLoss, mel_l1);
     outcome->record.add("mel_l1", mel_l1);
@@ -355,7 +255,7 @@ class HifiganFamily final : public train::Family {
   LossMel loss_mel_;
   Hifigan model_{nullptr};
   std::vector<train::OptimizerSlot> optimizers_;
-  std::unique_ptr<SegmentSource> train_;
+  std::unique_ptr<models::WindowSource> train_;
 };
 
 }  // namespace

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cmath>
+#include <string>
+
 #include "../../support/hifigan_fixture.h"
 #include "tts/models/hifigan/discriminators.h"
 #include "tts/models/hifigan/losses.h"
@@ -123,21 +126,37 @@ TEST(HifiganLosses, RefuseUnpairedOutputs) {
   EXPECT_THROW(feature_loss({{torch::zeros(2)}}, {}), tts::Error);
 }
 
+// Log mels compared as jik876's loss sees them: where the magnitude is near the 1e-5 clamp,
+// FFT rounding (~1e-6, which differs between libtorch's FFT back ends: the fixture was made with
+// 1.13, 2.11 differs by 3e-3 in the log there with jik876's own code) is amplified by the log; so
+// the log is compared where the reference mel is above 1e-3, and the magnitudes everywhere.
+namespace {
+
+void expect_mel_equal(const torch::Tensor& ours, const torch::Tensor& reference,
+                      const std::string& what) {
+  ASSERT_EQ(ours.sizes(), reference.sizes()) << what;
+  const torch::Tensor above_floor = reference > std::log(1e-3);
+  ASSERT_GT(above_floor.sum().item<int64_t>(), 0) << what;
+  EXPECT_LT(max_diff(ours.masked_select(above_floor), reference.masked_select(above_floor)), 1e-5)
+      << what;
+  EXPECT_LT(max_diff(ours.exp(), reference.exp()), 1e-5) << what;
+}
+
+}  // namespace
+
 TEST(HifiganMelLoss, MatchesJik876MelSpectrogram) {
   StepFixture fx;
   tts::config::AudioOptions v1;  // config_v1's audio: 22050 Hz, 1024 / 256 / 1024, 80 mels
   const torch::Tensor wave = fx.tensor("mel_v1.audio");
-  EXPECT_LT(max_diff(LossMel(v1, 8000, torch::kCPU)(wave), fx.tensor("mel_v1.fmax_8000")), 1e-5);
-  EXPECT_LT(max_diff(LossMel(v1, 0, torch::kCPU)(wave), fx.tensor("mel_v1.fmax_none")), 1e-5);
+  expect_mel_equal(LossMel(v1, 8000, torch::kCPU)(wave), fx.tensor("mel_v1.fmax_8000"), "v1 8000");
+  expect_mel_equal(LossMel(v1, 0, torch::kCPU)(wave), fx.tensor("mel_v1.fmax_none"), "v1 none");
   // The fixture's small setup: its input mels (fmax) and loss targets (fmax_for_loss null).
   const tts::config::Config& config = fx.config();
   const torch::Tensor audio = fx.tensor("audio").squeeze(1);
-  EXPECT_LT(
-      max_diff(LossMel(config.audio, config.audio.fmax, torch::kCPU)(audio), fx.tensor("mel")),
-      1e-5);
-  EXPECT_LT(max_diff(LossMel(config.audio, config.hifigan.fmax_for_loss, torch::kCPU)(audio),
-                     fx.tensor("y_mel")),
-            1e-5);
+  expect_mel_equal(LossMel(config.audio, config.audio.fmax, torch::kCPU)(audio), fx.tensor("mel"),
+                   "small, input mel");
+  expect_mel_equal(LossMel(config.audio, config.hifigan.fmax_for_loss, torch::kCPU)(audio),
+                   fx.tensor("y_mel"), "small, loss mel");
 }
 
 TEST(HifiganMelLoss, IsDifferentiable) {

@@ -33,18 +33,6 @@ class HifiganImpl : public torch::nn::Module {
 };
 TORCH_MODULE(Hifigan);
 
-// A batch of training windows on the rank's device.
-class HifiganBatch final : public train::FamilyBatch {
- public:
-  explicit HifiganBatch(data::SegmentBatch batch) : batch(std::move(batch)) {}
-  const std::vector<std::string>& ids() const override { return batch.ids; }
-  train::BatchCounts counts() const override {
-    const int64_t frames = batch.size() * batch.mel.size(2);
-    return {batch.size(), frames, frames};
-  }
-  data::SegmentBatch batch;
-};
-
 // The family of a training run: the store at context.data_dir (it must keep waveforms).
 std::unique_ptr<train::Family> make_family(const train::FamilyContext& context);
 

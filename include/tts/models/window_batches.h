@@ -1,0 +1,48 @@
+// The batches of a vocoder family (HiFi-GAN, WaveNet): windows of stored waveforms with their mels
+// (data/segments.h) as the trainer core sees them, loaded ahead and moved to the rank's device.
+#pragma once
+
+#include <torch/types.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tts/data/segments.h"
+#include "tts/train/family.h"
+
+namespace tts::models {
+
+// A batch of training windows on the rank's device.
+class WindowBatch final : public train::FamilyBatch {
+ public:
+  explicit WindowBatch(data::SegmentBatch batch) : batch(std::move(batch)) {}
+  const std::vector<std::string>& ids() const override { return batch.ids; }
+  train::BatchCounts counts() const override {
+    const int64_t frames = batch.size() * batch.mel.size(2);
+    return {batch.size(), frames, frames};
+  }
+  data::SegmentBatch batch;
+};
+
+// A SegmentLoader's batches, each moved to `device` (asynchronously from pinned memory).
+class WindowSource final : public train::BatchSource {
+ public:
+  WindowSource(std::unique_ptr<data::SegmentLoader> loader, torch::Device device)
+      : loader_(std::move(loader)), device_(device) {}
+  void start_epoch(int64_t epoch, int64_t skip) override { loader_->start_epoch(epoch, skip); }
+  std::unique_ptr<train::FamilyBatch> next() override {
+    std::optional<data::SegmentBatch> batch = loader_->next();
+    if (!batch) return nullptr;
+    return std::make_unique<WindowBatch>(batch->to(device_, true));
+  }
+  int64_t batches_per_epoch() const override { return loader_->batches_per_epoch(); }
+  double wait_seconds() const override { return loader_->wait_seconds(); }
+
+ private:
+  std::unique_ptr<data::SegmentLoader> loader_;
+  torch::Device device_;
+};
+
+}  // namespace tts::models

@@ -1,0 +1,274 @@
+#include "tts/models/wavenet/family.h"
+
+#include <torch/torch.h>
+
+#include <optional>
+
+#include "tts/checkpoint/warm_start.h"
+#include "tts/core/error.h"
+#include "tts/core/logging.h"
+#include "tts/core/timer.h"
+#include "tts/data/feature_store.h"
+#include "tts/data/segments.h"
+#include "tts/dist/communicator.h"
+#include "tts/models/hifigan/family.h"
+#include "tts/models/vocoder_validation.h"
+#include "tts/models/wavenet/generate.h"
+#include "tts/models/wavenet/mixture.h"
+#include "tts/models/window_batches.h"
+#include "tts/report/metric_names.h"
+#include "tts/train/lr_schedule.h"
+#include "tts/train/optimizer.h"
+#include "tts/train/step.h"
+
+namespace tts::wavenet {
+
+WavenetTrainingImpl::WavenetTrainingImpl(const config::WavenetOptions& options, int64_t n_mels) {
+  wavenet = register_module("wavenet", WaveNet(options, n_mels));
+  if (!options.exponential_moving_average) return;
+  ema = register_module("ema", WaveNet(options, n_mels));
+  torch::NoGradGuard no_grad;
+  auto trained = wavenet->named_parameters();
+  for (auto& item : ema->named_parameters()) {
+    item.value().copy_(trained[item.key()]);  // r9y9 registers the average at the weights
+    item.value().requires_grad_(false);
+  }
+}
+
+void WavenetTrainingImpl::update_average(double decay) {
+  if (!ema) return;
+  torch::NoGradGuard no_grad;
+  auto trained = wavenet->named_parameters();
+  for (auto& item : ema->named_parameters()) {
+    torch::Tensor& average = item.value();
+    average.sub_((average - trained[item.key()]) * (1.0 - decay));
+  }
+}
+
+namespace {
+
+int64_t count_parameters(torch::nn::Module& module) {
+  int64_t n = 0;
+  for (const auto& p : module.parameters()) n += p.numel();
+  return n;
+}
+
+data::SegmentSpec window_spec(const config::Config& config) {
+  data::SegmentSpec spec;
+  spec.hop = config.audio.hop_length;
+  spec.frames = config.wavenet.max_time_steps / spec.hop;
+  spec.context = config.wavenet.cin_pad;
+  spec.mel_floor = hifigan::silent_mel_value(config.audio);
+  return spec;
+}
+
+// One utterance's first training window (from frame 0): mel [1, n_mels, frames + 2 cin_pad],
+// audio [1, 1, frames * hop].
+std::pair<torch::Tensor, torch::Tensor> first_window(const data::Utterance& u,
+                                                     const data::SegmentSpec& spec,
+                                                     int64_t n_mels) {
+  torch::Tensor mel = torch::empty({1, n_mels, spec.frames + 2 * spec.context});
+  torch::Tensor audio = torch::empty({1, 1, spec.frames * spec.hop});
+  data::read_window(u, 0, spec, n_mels, mel.data_ptr<float>(), audio.data_ptr<float>());
+  return {mel, audio};
+}
+
+class WavenetFamily final : public train::Family {
+ public:
+  WavenetFamily(const train::FamilyContext& context, data::FeatureStore store)
+      : config_(context.config),
+        device_(context.placement.device),
+        pin_memory_(context.placement.pin_memory),
+        comm_(context.comm),
+        run_dir_(context.run_dir),
+        store_(std::move(store)),
+        spec_(window_spec(context.config)) {
+    TTS_USAGE_CHECK(config_.wavenet.gin_channels <= 0,
+                    "wavenet.gin_channels is {}: training with global (speaker) conditioning "
+                    "needs speaker ids, which a feature store does not keep; set "
+                    "wavenet.gin_channels: -1",
+                    config_.wavenet.gin_channels);
+    model_ = WavenetTraining(config_.wavenet, config_.audio.n_mels);
+    model_->to(device_);
+    train::OptimizerSlot slot;
+    slot.name = "model";
+    slot.parameters = model_->wavenet->parameters();
+    slot.optimizer = train::make_adam(slot.parameters, train::adam_settings(config_.train));
+    slot.learning_rate = [train = config_.train](int64_t step, int64_t epoch) {
+      return train::learning_rate_at(train, step, epoch);
+    };
+    slot.grad_clip = config_.train.grad_clip_thresh;
+    optimizers_.push_back(std::move(slot));
+    if (comm_.rank() == 0 && store_.val().empty()) {
+      log::get("train")->warn(
+          "the store has no validation utterances (data.val_size: 0): the run does not "
+          "validate");
+    }
+  }
+
+  torch::nn::Module& module() override { return *model_; }
+  std::vector<train::OptimizerSlot>& optimizers() override { return optimizers_; }
+
+  void set_phase(const data::Phase& phase) override {
+    train_.reset();
+    train_ = std::make_unique<models::WindowSource>(
+        std::make_unique<data::SegmentLoader>(store_.train(), config_.audio.n_mels, spec_,
+                                              phase.batch_size, comm_.rank(), comm_.size(),
+                                              config_.train.seed, config_.data.prefetch_batches,
+                                              config_.data.num_workers > 0, pin_memory_),
+        device_);
+  }
+
+  train::BatchSource& train_batches() override {
+    TTS_CHECK(train_ != nullptr, "wavenet: no batches before set_phase");
+    return *train_;
+  }
+
+  void train_step(std::vector<std::unique_ptr<train::FamilyBatch>>& micro_batches,
+                  train::Updates& updates) override {
+    model_->wavenet->train();
+    const size_t n = micro_batches.size();
+    const double share = 1.0 / static_cast<double>(n);
+    torch::Tensor total;
+    for (size_t i = 0; i < n; ++i) {
+      const data::SegmentBatch& batch = static_cast<models::WindowBatch&>(*micro_batches[i]).batch;
+      Stopwatch clock;
+      torch::Tensor y_hat = model_->wavenet->forward(batch.audio, batch.mel);
+      torch::Tensor loss = teacher_forced_loss(y_hat, batch.audio, config_.wavenet);
+      updates.times().forward += clock.seconds();
+      updates.backward(0, loss * share, i + 1 == n);
+      total = total.defined() ? total + loss.detach() : loss.detach();
+    }
+    updates.apply(0);
+    model_->update_average(config_.wavenet.ema_decay);
+    updates.losses().add(report::metric::kLoss, total * share);
+  }
+
+  std::unique_ptr<train::ValidationOutcome> validate(int64_t step,
+                                                     train::MetricSink* metrics) override {
+    const std::vector<data::Utterance>& val = store_.val();
+    if (val.empty()) return nullptr;
+    torch::NoGradGuard no_grad;
+    WaveNet& net = model_->synthesis_network();
+    const bool was_training = net->is_training();
+    net->eval();
+    double sum = 0;
+    double count = 0;
+    std::optional<models::VocoderSample> sample;
+    const int64_t n_mels = config_.audio.n_mels;
+    for (size_t i : models::validation_share(val.size(), comm_.rank(), comm_.size())) {
+      auto [mel, audio] = first_window(val[i], spec_, n_mels);
+      torch::Tensor y_hat = net->forward(audio.to(device_), mel.to(device_));
+      const double predicted = static_cast<double>(audio.size(2) - 1);
+      sum +=
+          teacher_forced_loss(y_hat, audio.to(device_), config_.wavenet).item<double>() * predicted;
+      count += predicted;
+      if (comm_.rank() == 0 && i == 0) {
+        // What the vocoder makes of the window's mel, sampled with the run's seed (a generator
+        // of its own: the training streams are untouched).
+        torch::Tensor generated =
+            generate(net, mel, static_cast<uint64_t>(config_.train.seed)).reshape({-1});
+        models::VocoderSample s;
+        s.id = val[i].id;
+        s.generated.assign(generated.data_ptr<float>(),
+                           generated.data_ptr<float>() + generated.numel());
+        torch::Tensor real = audio.reshape({-1}).contiguous();
+        s.real.assign(real.data_ptr<float>(), real.data_ptr<float>() + real.numel());
+        s.stored_mel =
+            mel[0].narrow(1, spec_.context, spec_.frames).t().contiguous();  // [frames, n_mels]
+        sample = std::move(s);
+      }
+    }
+    if (was_training) net->train();
+    const double nll = models::mean_over_ranks(comm_, val.size(), sum, count).first;
+    auto outcome =
+        std::make_unique<models::VocoderValidation>(config_, run_dir_, step, std::move(sample));
+    outcome->record.add(report::metric::kStep, static_cast<double>(step));
+    outcome->record.add(report::metric::kLoss, nll);
+    if (metrics != nullptr) {
+      log::get("train")->info(
+          "step {}: validation NLL {:.4f} per sample ({} weights, the first {} samples of each "
+          "of {} utterances)",
+          step, nll, model_->ema ? "averaged" : "trained", spec_.frames * spec_.hop, val.size());
+    }
+    return outcome;
+  }
+
+  std::string warm_start(const std::string& path, const std::vector<std::string>& skip) override {
+    return checkpoint::warm_start(*model_, path, skip, {});
+  }
+
+  std::string describe() override {
+    return fmt::format(
+        "WaveNet, {} parameters, receptive field {} samples{}; {} train and {} validation "
+        "utterances",
+        count_parameters(*model_->wavenet), model_->wavenet->receptive_field(),
+        model_->ema ? fmt::format(", moving average kept (decay {})", config_.wavenet.ema_decay)
+                    : "",
+        store_.train().size(), store_.val().size());
+  }
+
+ private:
+  const config::Config& config_;
+  torch::Device device_;
+  bool pin_memory_;
+  dist::Communicator& comm_;
+  std::string run_dir_;
+  data::FeatureStore store_;
+  data::SegmentSpec spec_;
+  WavenetTraining model_{nullptr};
+  std::vector<train::OptimizerSlot> optimizers_;
+  std::unique_ptr<models::WindowSource> train_;
+};
+
+}  // namespace
+
+std::unique_ptr<train::Family> make_family(const train::FamilyContext& context) {
+  return std::make_unique<WavenetFamily>(
+      context, data::FeatureStore::open(context.data_dir, context.config));
+}
+
+std::map<std::string, torch::Tensor> synthesis_tensors(const checkpoint::Checkpoint& checkpoint) {
+  std::map<std::string, torch::Tensor> tensors =
+      checkpoint::tensors_with_prefix(checkpoint, "ema.");
+  if (tensors.empty()) tensors = checkpoint::tensors_with_prefix(checkpoint, "wavenet.");
+  TTS_CHECK(!tensors.empty(), "the checkpoint holds no wavenet.* or ema.* tensors");
+  return tensors;
+}
+
+checkpoint::Checkpoint checkpoint_from_r9y9(const WavenetImport& imported,
+                                            const config::Config& config) {
+  TTS_USAGE_CHECK(config.model.kind == config::ModelKind::kWavenet,
+                  "wavenet import: the config's model.kind is {}, not wavenet", config.model.kind);
+  torch::manual_seed(config.train.seed);
+  WavenetTraining model(config.wavenet, config.audio.n_mels);
+  load_wavenet_state_dict(*model->wavenet, imported.tensors, "the r9y9 checkpoint");
+  if (model->ema) load_wavenet_state_dict(*model->ema, imported.tensors, "the r9y9 checkpoint");
+  checkpoint::TrainingState state;
+  state.step = imported.global_step;
+  state.phase.batch_size = config.train.batch_size;
+  return checkpoint::capture(*model, {}, state, config::dump_config(config));
+}
+
+models::CheckpointSummary summarize_checkpoint(const checkpoint::Checkpoint& checkpoint,
+                                               const config::Config& config) {
+  const config::WavenetOptions& w = config.wavenet;
+  const bool averaged = !checkpoint::tensors_with_prefix(checkpoint, "ema.").empty();
+  models::CheckpointSummary summary;
+  summary.lines.emplace_back(
+      "model",
+      fmt::format("WaveNet, {} layers in {} stacks, kernel {}, channels residual {} / gate {} / "
+                  "skip {}, {} output ({} channels), upsample [{}] (hop {}), cin_pad {}, {} mels",
+                  w.layers, w.stacks, w.kernel_size, w.residual_channels, w.gate_channels,
+                  w.skip_out_channels, w.output_distribution, w.out_channels,
+                  fmt::join(w.upsample_scales, ", "), config.audio.hop_length, w.cin_pad,
+                  config.audio.n_mels));
+  summary.lines.emplace_back(
+      "weights", averaged
+                     ? fmt::format("moving average kept (decay {}): synthesis uses it", w.ema_decay)
+                     : std::string("trained weights only (no moving average)"));
+  summary.json_fields.emplace_back("moving_average", averaged ? "true" : "false");
+  return summary;
+}
+
+}  // namespace tts::wavenet
