@@ -1,6 +1,6 @@
-// tts-train bench: times Tacotron-2 training steps on a synthetic batch, through the one Step
-// that training runs (forward, losses, backward through the gradient reducer, clip, Adam), and
-// prints one JSON line on stdout.
+// tts-train bench: times training steps of the family model.kind names on a synthetic batch,
+// through the one Step that training runs (forward, losses, backward through the gradient reducer,
+// clip, the optimizer; a GAN's two updates), and prints one JSON line on stdout.
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -10,16 +10,13 @@
 
 #include "tts/cli/command.h"
 #include "tts/core/error.h"
-#include "tts/core/frames.h"
 #include "tts/core/logging.h"
 #include "tts/core/timer.h"
 #include "tts/dist/communicator.h"
 #include "tts/model/flops.h"
 #include "tts/model/layers.h"
-#include "tts/model/loss.h"
 #include "tts/model/precision.h"
-#include "tts/model/tacotron2.h"
-#include "tts/models/tacotron2/family.h"
+#include "tts/models/registry.h"
 #include "tts/train/step.h"
 
 namespace tts::cli {
@@ -29,7 +26,7 @@ struct BenchArgs {
   ConfigArgs config;
   int64_t batch = 0;
   int64_t text_len = 120;
-  int64_t frames = 600;
+  int64_t frames = 0;  // the family's default
   int steps = 5;
   int threads = 0;
   int64_t symbols = 148;
@@ -51,11 +48,37 @@ void synchronize(const torch::Device& device) {
 #endif
 }
 
+// A flat JSON object, its fields in the order added.
+class JsonLine {
+ public:
+  template <typename T>
+  JsonLine& add(const std::string& key, const T& value) {
+    fields_.push_back(fmt::format("\"{}\": {}", key, value));
+    return *this;
+  }
+  JsonLine& add_text(const std::string& key, const std::string& value) {
+    return add(key, fmt::format("\"{}\"", value));
+  }
+  std::string str() const { return fmt::format("{{{}}}", fmt::join(fields_, ", ")); }
+
+ private:
+  std::vector<std::string> fields_;
+};
+
+// What the optimizers update (a WaveNet's moving average, which none updates, is not counted).
+int64_t trained_parameters(train::Family& family) {
+  int64_t n = 0;
+  for (const train::OptimizerSlot& slot : family.optimizers()) {
+    for (const torch::Tensor& p : slot.parameters) n += p.numel();
+  }
+  return n;
+}
+
 int run_bench(const BenchArgs& args) {
   config::Config config = args.config.load();
-  int64_t batch = args.batch > 0 ? args.batch : config.train.batch_size;
-  TTS_USAGE_CHECK(args.text_len >= 1 && args.frames >= 1 && args.steps >= 1 && args.symbols >= 2,
-                  "bench: --text-len, --frames, --steps must be >= 1 and --symbols >= 2");
+  const int64_t batch = args.batch > 0 ? args.batch : config.train.batch_size;
+  TTS_USAGE_CHECK(args.text_len >= 1 && args.frames >= 0 && args.steps >= 1 && args.symbols >= 2,
+                  "bench: --text-len, --steps must be >= 1, --frames >= 0 and --symbols >= 2");
   const auto wanted = config::require_choice<config::Device>(args.device, "bench: --device");
   TTS_USAGE_CHECK(wanted != config::Device::kCuda || torch::cuda::is_available(),
                   "bench: --device cuda, but no CUDA device is available to this libtorch "
@@ -75,20 +98,15 @@ int run_bench(const BenchArgs& args) {
   model::apply_tf32(config.train.tf32);
   model::check_precision(config.train.precision, device);
 
-  const int64_t r = config.model.n_frames_per_step;
-  const int64_t frames = padded_frames(args.frames, r);
-  const int64_t n_mels = config.audio.n_mels;
-  const int64_t n_linear = config.audio.n_linear();
-  std::unique_ptr<train::Family> family = tacotron2::make_family_without_data(
-      train::FamilyContext{config, placement, *comm, "", "",
-                           data::Phase{static_cast<int>(r), static_cast<int>(batch)}},
-      args.symbols);
-  family->set_phase(data::Phase{static_cast<int>(r), static_cast<int>(batch)});
+  models::BenchSubject subject =
+      models::family(config.model.kind)
+          .bench(train::FamilyContext{config, placement, *comm, "", "", data::Phase{}},
+                 models::BenchShape{batch, args.text_len, args.frames, args.symbols});
   std::vector<std::unique_ptr<train::FamilyBatch>> micro_batches;
-  micro_batches.push_back(std::make_unique<tacotron2::TacotronBatch>(
-      tacotron2::synthetic_batch(config, batch, args.text_len, frames, args.symbols, device)));
-  train::Step step(*family, *comm, config.distributed, config.train.max_bad_steps);
+  micro_batches.push_back(std::move(subject.batch));
+  train::Step step(*subject.family, *comm, config.distributed, config.train.max_bad_steps);
   checkpoint::TrainingState state;
+  state.phase = subject.phase;
 
   std::vector<double> step_s, forward_s, backward_s, optimizer_s;
   double loss = 0;
@@ -109,39 +127,57 @@ int run_bench(const BenchArgs& args) {
         "step {}/{}: {:.3f} s (forward {:.3f}, backward {:.3f}, optimizer {:.3f})", i, args.steps,
         t_step, times.forward, times.backward, times.communication + times.optimizer);
   }
-  double median_step = median(step_s);
-  // How close the step is to the machine's limit: the step's arithmetic, counted from the
-  // shapes, at the measured step time, against a GEMM of the step's precision on this device.
-  const model::StepFlops flops = model::count_step_flops(
-      config.model, model::StepShape{batch, args.text_len, frames, n_mels,
-                                     config.model.predict_linear ? n_linear : 0});
-  const double achieved_gflops = flops.training() / median_step / 1e9;
-  const double peak_gflops = model::measure_gemm_gflops(
-      device,
-      config.train.precision == config::Precision::kBf16 ? torch::kBFloat16 : torch::kFloat32);
-  log::get("bench")->info(
-      "{:.2f} GFLOP a step (3 x forward), {:.2f} GFLOP/s achieved; a {} GEMM on this device: "
-      "{:.2f} GFLOP/s ({:.1f}% of it)",
-      flops.training() / 1e9, achieved_gflops, config.train.precision, peak_gflops,
-      100 * achieved_gflops / peak_gflops);
-  std::cout << fmt::format(
-                   "{{\"median_step_s\": {:.6f}, \"mel_frames_per_s\": {:.1f}, \"params\": {}, "
-                   "\"forward_s\": {:.6f}, \"backward_s\": {:.6f}, \"optimizer_s\": {:.6f}, "
-                   "\"mean_step_s\": {:.6f}, \"min_step_s\": {:.6f}, \"loss\": {:.6f}, "
-                   "\"batch\": {}, \"text_len\": {}, \"frames\": {}, \"frames_per_step\": {}, "
-                   "\"steps\": {}, \"threads\": {}, \"device\": \"{}\", \"tf32\": {}, "
-                   "\"precision\": \"{}\", \"step_products\": \"{}\", \"step_gflop\": {:.4f}, "
-                   "\"achieved_gflops\": {:.3f}, \"peak_gemm_gflops\": {:.3f}, "
-                   "\"fraction_of_peak\": {:.4f}}}",
-                   median_step, static_cast<double>(batch * frames) / median_step,
-                   model::count_parameters(family->module()), median(forward_s), median(backward_s),
-                   median(optimizer_s),
-                   std::accumulate(step_s.begin(), step_s.end(), 0.0) / step_s.size(),
-                   *std::min_element(step_s.begin(), step_s.end()), loss, batch, args.text_len,
-                   frames, r, args.steps, torch::get_num_threads(), args.device, config.train.tf32,
-                   config.train.precision, config.train.step_products, flops.training() / 1e9,
-                   achieved_gflops, peak_gflops, achieved_gflops / peak_gflops)
-            << std::endl;
+  const double median_step = median(step_s);
+  JsonLine json;
+  json.add("median_step_s", fmt::format("{:.6f}", median_step))
+      .add("mel_frames_per_s",
+           fmt::format("{:.1f}", static_cast<double>(batch * subject.frames) / median_step));
+  if (subject.samples > 0) {
+    json.add("samples_per_s",
+             fmt::format("{:.1f}", static_cast<double>(batch * subject.samples) / median_step));
+  }
+  json.add_text("model", fmt::format("{}", config.model.kind))
+      .add("params", trained_parameters(*subject.family))
+      .add("forward_s", fmt::format("{:.6f}", median(forward_s)))
+      .add("backward_s", fmt::format("{:.6f}", median(backward_s)))
+      .add("optimizer_s", fmt::format("{:.6f}", median(optimizer_s)))
+      .add("mean_step_s", fmt::format("{:.6f}", std::accumulate(step_s.begin(), step_s.end(), 0.0) /
+                                                    static_cast<double>(step_s.size())))
+      .add("min_step_s", fmt::format("{:.6f}", *std::min_element(step_s.begin(), step_s.end())))
+      .add("loss", fmt::format("{:.6f}", loss))
+      .add("batch", batch);
+  if (subject.text_len > 0) json.add("text_len", subject.text_len);
+  json.add("frames", subject.frames);
+  if (subject.samples > 0) json.add("samples", subject.samples);
+  if (config.model.kind == config::ModelKind::kTacotron2) {
+    json.add("frames_per_step", subject.phase.r);
+  }
+  json.add("steps", args.steps)
+      .add("threads", torch::get_num_threads())
+      .add_text("device", args.device)
+      .add("tf32", config.train.tf32)
+      .add_text("precision", fmt::format("{}", config.train.precision));
+  if (config.model.kind == config::ModelKind::kTacotron2) {
+    json.add_text("step_products", fmt::format("{}", config.train.step_products));
+  }
+  if (subject.step_gflop > 0) {
+    // How close the step is to the machine's limit: the step's arithmetic, counted from the
+    // shapes, at the measured step time, against a GEMM of the step's precision on this device.
+    const double achieved_gflops = subject.step_gflop / median_step;
+    const double peak_gflops = model::measure_gemm_gflops(
+        device,
+        config.train.precision == config::Precision::kBf16 ? torch::kBFloat16 : torch::kFloat32);
+    log::get("bench")->info(
+        "{:.2f} GFLOP a step (3 x forward), {:.2f} GFLOP/s achieved; a {} GEMM on this device: "
+        "{:.2f} GFLOP/s ({:.1f}% of it)",
+        subject.step_gflop, achieved_gflops, config.train.precision, peak_gflops,
+        100 * achieved_gflops / peak_gflops);
+    json.add("step_gflop", fmt::format("{:.4f}", subject.step_gflop))
+        .add("achieved_gflops", fmt::format("{:.3f}", achieved_gflops))
+        .add("peak_gemm_gflops", fmt::format("{:.3f}", peak_gflops))
+        .add("fraction_of_peak", fmt::format("{:.4f}", achieved_gflops / peak_gflops));
+  }
+  std::cout << json.str() << std::endl;
   return 0;
 }
 
@@ -149,11 +185,12 @@ Runner setup_bench(CLI::App& app) {
   auto args = std::make_shared<BenchArgs>();
   args->config.add_to(app, true);
   app.add_option("--batch", args->batch, "utterances per step (default: train.batch_size)");
-  app.add_option("--text-len", args->text_len, "symbols per utterance")->capture_default_str();
-  app.add_option("--frames", args->frames,
-                 "mel frames per utterance (rounded up to a multiple "
-                 "of r)")
+  app.add_option("--text-len", args->text_len, "symbols per utterance (Tacotron-2)")
       ->capture_default_str();
+  app.add_option("--frames", args->frames,
+                 "mel frames per utterance (Tacotron-2: rounded up to a multiple of r; default "
+                 "600) or per vocoder window (default: the training window, "
+                 "hifigan.segment_size or wavenet.max_time_steps)");
   app.add_option("--steps", args->steps, "timed steps, after one warm-up step")
       ->capture_default_str();
   app.add_option("--threads", args->threads, "intra-op threads (default: libtorch's choice)");
@@ -167,17 +204,19 @@ Runner setup_bench(CLI::App& app) {
                  "kernel), gemm (libtorch's BLAS) or fastest (each shape timed once); "
                  "default: the config's train.step_products");
   app.footer(
-      "Prints one JSON line: median_step_s, mel_frames_per_s (batch x frames / median step), "
-      "params, the median phase times forward_s (forward + loss), backward_s, optimizer_s "
-      "(clip + Adam), step_gflop (the step's matrix products and convolutions counted from the "
-      "shapes, 3 x forward), achieved_gflops, peak_gemm_gflops (a 1024^3 GEMM of the step's "
-      "precision on the device) and fraction_of_peak. Progress goes to stderr.");
+      "Times the family model.kind names (tacotron2, hifigan, wavenet). Prints one JSON line: "
+      "median_step_s, mel_frames_per_s (batch x frames / median step), for a vocoder "
+      "samples_per_s (batch x window samples / median step), model, params, the median phase "
+      "times forward_s (forward + loss), backward_s, optimizer_s (clip + optimizer), loss and "
+      "the shapes; for Tacotron-2 also step_gflop (the step's matrix products and convolutions "
+      "counted from the shapes, 3 x forward), achieved_gflops, peak_gemm_gflops (a 1024^3 GEMM "
+      "of the step's precision on the device) and fraction_of_peak. Progress goes to stderr.");
   return [args]() { return run_bench(*args); };
 }
 
 }  // namespace
 
-TTS_REGISTER_COMMAND("bench", "time teacher-forced training steps on a synthetic batch", 80,
+TTS_REGISTER_COMMAND("bench", "time training steps of the config's model on a synthetic batch", 80,
                      setup_bench);
 
 }  // namespace tts::cli

@@ -8,9 +8,12 @@
 namespace tts::models {
 
 const FamilyEntry& family(config::ModelKind kind) {
-  static const FamilyEntry kTacotron2{tacotron2::make_family, tacotron2::summarize_checkpoint};
-  static const FamilyEntry kHifigan{hifigan::make_family, hifigan::summarize_checkpoint};
-  static const FamilyEntry kWavenet{wavenet::make_family, wavenet::summarize_checkpoint};
+  static const FamilyEntry kTacotron2{tacotron2::make_family, tacotron2::summarize_checkpoint,
+                                      tacotron2::make_bench};
+  static const FamilyEntry kHifigan{hifigan::make_family, hifigan::summarize_checkpoint,
+                                    hifigan::make_bench};
+  static const FamilyEntry kWavenet{wavenet::make_family, wavenet::summarize_checkpoint,
+                                    wavenet::make_bench};
   switch (kind) {
     case config::ModelKind::kTacotron2:
       return kTacotron2;

@@ -1,5 +1,5 @@
-// Runs the real `tts-train bench` on the tiny config: one JSON line on stdout with the step
-// time, the throughput, the parameter count and the phase breakdown.
+// Runs the real `tts-train bench` on the tiny config and the small vocoder configs: one JSON line
+// on stdout with the step time, the throughput, the parameter count and the phase breakdown.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -100,9 +100,54 @@ TEST(BenchCommand, Bf16RunsAndReportsItsPrecision) {
   EXPECT_NEAR(json_number(bf16.output, "loss"), loss, 0.05 * std::abs(loss));
 }
 
+// The vocoders' steps through the same bench: a window of the family's training size by default
+// (hifigan.segment_size, wavenet.max_time_steps), another with --frames; samples a second; no
+// FLOP count (counted for Tacotron-2 only); WaveNet's moving average is not a trained parameter.
+TEST(BenchCommand, TimesEachVocoderFamilysStep) {
+  struct Case {
+    std::string config;
+    std::string kind;
+    int64_t window;  // samples
+  };
+  for (const Case& c :
+       {Case{"hifigan_small.yaml", "hifigan", 4096}, Case{"wavenet_small.yaml", "wavenet", 5120}}) {
+    const std::string args = "bench --config " + std::string(TTS_SOURCE_DIR) + "/configs/" +
+                             c.config + " --batch 2 --steps 1 --threads 1";
+    Result plain = run_cli(args);
+    ASSERT_EQ(plain.exit_code, 0) << c.kind << ": " << plain.output;
+    ASSERT_EQ(plain.output.find('\n'), plain.output.size() - 1) << "one line: " << plain.output;
+    EXPECT_NE(plain.output.find("\"model\": \"" + c.kind + "\""), std::string::npos)
+        << plain.output;
+    EXPECT_EQ(json_number(plain.output, "samples"), c.window) << plain.output;
+    EXPECT_EQ(json_number(plain.output, "frames"), c.window / 256) << plain.output;
+    const double step = json_number(plain.output, "median_step_s");
+    EXPECT_GT(step, 0);
+    EXPECT_NEAR(json_number(plain.output, "samples_per_s"), 2 * c.window / step,
+                0.01 * 2 * c.window / step);
+    EXPECT_GT(json_number(plain.output, "params"), 1000);
+    EXPECT_TRUE(std::isfinite(json_number(plain.output, "loss"))) << plain.output;
+    EXPECT_GT(json_number(plain.output, "backward_s"), 0);
+    EXPECT_TRUE(std::isnan(json_number(plain.output, "step_gflop"))) << plain.output;
+    EXPECT_EQ(plain.output.find("text_len"), std::string::npos) << plain.output;
+
+    Result shorter = run_cli(args + " --frames 8");
+    ASSERT_EQ(shorter.exit_code, 0) << shorter.output;
+    EXPECT_EQ(json_number(shorter.output, "samples"), 8 * 256) << shorter.output;
+  }
+  // Without the moving average, the same trained parameters.
+  const std::string wavenet = "bench --config " + std::string(TTS_SOURCE_DIR) +
+                              "/configs/wavenet_small.yaml" + " --batch 1 --frames 4 --steps 1";
+  Result averaged = run_cli(wavenet);
+  Result plain = run_cli(wavenet + " --set wavenet.exponential_moving_average=false");
+  ASSERT_EQ(averaged.exit_code, 0) << averaged.output;
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  EXPECT_EQ(json_number(averaged.output, "params"), json_number(plain.output, "params"));
+}
+
 TEST(BenchCommand, BadArgumentsAreUsageErrors) {
   EXPECT_EQ(run_cli("bench --config " + kTiny + " --steps 0").exit_code, 2);
   EXPECT_EQ(run_cli("bench --config " + kTiny + " --step-products blas").exit_code, 2);
   EXPECT_EQ(run_cli("bench --config " + kTiny + " --device tpu").exit_code, 2);
+  EXPECT_EQ(run_cli("bench --config " + kTiny + " --frames -1").exit_code, 2);
   EXPECT_EQ(run_cli("bench").exit_code, 2);
 }

@@ -4,7 +4,9 @@
 // registry.cpp.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,10 +26,36 @@ struct CheckpointSummary {
   std::vector<std::pair<std::string, std::string>> json_fields;
 };
 
+// The synthetic batch `tts-train bench` steps: `batch` utterances; a text-reading family's of
+// `text_len` symbols from a table of `symbols`; `frames` output mel frames each (0: the
+// family's own default: 600 for Tacotron-2, a vocoder's training window).
+struct BenchShape {
+  int64_t batch = 1;
+  int64_t text_len = 120;
+  int64_t frames = 0;
+  int64_t symbols = 148;
+};
+
+// What bench steps: a family without a store (no batch source, no validation) in `phase`, and one
+// synthetic batch on the rank's device, with what the bench reports of its size.
+struct BenchSubject {
+  std::unique_ptr<train::Family> family;
+  std::unique_ptr<train::FamilyBatch> batch;
+  data::Phase phase;
+  int64_t frames = 0;     // mel frames per utterance the step computes (padding to r included)
+  int64_t text_len = 0;   // symbols per utterance; 0 for a family without text input
+  int64_t samples = 0;    // waveform samples per utterance; 0 for a family without audio output
+  double step_gflop = 0;  // a training step's arithmetic counted from the shapes; 0: not counted
+};
+
+using BenchFactory = std::function<BenchSubject(const train::FamilyContext&, const BenchShape&)>;
+
 struct FamilyEntry {
   train::FamilyFactory make;
   std::function<CheckpointSummary(const checkpoint::Checkpoint&, const config::Config&)>
       summarize_checkpoint;
+  // bench's subject; the context's data_dir, run_dir and initial_phase are unused.
+  BenchFactory bench;
 };
 
 // The family model.kind names. Throws tts::Error for a kind with no registration.

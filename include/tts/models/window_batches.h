@@ -4,12 +4,14 @@
 
 #include <torch/types.h>
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "tts/data/segments.h"
+#include "tts/models/registry.h"
 #include "tts/train/family.h"
 
 namespace tts::models {
@@ -44,5 +46,11 @@ class WindowSource final : public train::BatchSource {
   std::unique_ptr<data::SegmentLoader> loader_;
   torch::Device device_;
 };
+
+// A vocoder family's bench subject: `family` (built without a store) in a phase of shape.batch,
+// stepping `batch` synthetic windows of `spec`'s size (shape.frames mel frames when given) on
+// `device`: mels drawn from N(0, 1), audio uniform in [-0.5, 0.5).
+BenchSubject window_bench(std::unique_ptr<train::Family> family, data::SegmentSpec spec,
+                          const BenchShape& shape, int64_t n_mels, const torch::Device& device);
 
 }  // namespace tts::models

@@ -43,6 +43,15 @@ int64_t count_parameters(torch::nn::Module& module) {
   return n;
 }
 
+// A training window: segment_size samples and their mel frames.
+data::SegmentSpec window_spec(const config::Config& config) {
+  data::SegmentSpec spec;
+  spec.hop = config.audio.hop_length;
+  spec.frames = config.hifigan.segment_size / spec.hop;
+  spec.mel_floor = silent_mel_value(config.audio);
+  return spec;
+}
+
 std::vector<torch::Tensor> parameters_of(std::initializer_list<torch::nn::Module*> modules) {
   std::vector<torch::Tensor> out;
   for (torch::nn::Module* m : modules) {
@@ -111,15 +120,11 @@ class HifiganFamily final : public train::Family {
   void set_phase(const data::Phase& phase) override {
     if (!store_) return;
     train_.reset();
-    data::SegmentSpec spec;
-    spec.hop = config_.audio.hop_length;
-    spec.frames = config_.hifigan.segment_size / spec.hop;
-    spec.mel_floor = silent_mel_value(config_.audio);
     train_ = std::make_unique<models::WindowSource>(
-        std::make_unique<data::SegmentLoader>(store_->train(), config_.audio.n_mels, spec,
-                                              phase.batch_size, comm_.rank(), comm_.size(),
-                                              config_.train.seed, config_.data.prefetch_batches,
-                                              config_.data.num_workers > 0, pin_memory_),
+        std::make_unique<data::SegmentLoader>(
+            store_->train(), config_.audio.n_mels, window_spec(config_), phase.batch_size,
+            comm_.rank(), comm_.size(), config_.train.seed, config_.data.prefetch_batches,
+            config_.data.num_workers > 0, pin_memory_),
         device_);
   }
 
@@ -265,8 +270,11 @@ std::unique_ptr<train::Family> make_family(const train::FamilyContext& context) 
       context, data::FeatureStore::open(context.data_dir, context.config));
 }
 
-std::unique_ptr<train::Family> make_family_without_data(const train::FamilyContext& context) {
-  return std::make_unique<HifiganFamily>(context, std::nullopt);
+models::BenchSubject make_bench(const train::FamilyContext& context,
+                                const models::BenchShape& shape) {
+  return models::window_bench(std::make_unique<HifiganFamily>(context, std::nullopt),
+                              window_spec(context.config), shape, context.config.audio.n_mels,
+                              context.placement.device);
 }
 
 models::CheckpointSummary summarize_checkpoint(const checkpoint::Checkpoint&,

@@ -6,11 +6,13 @@
 
 #include "tts/checkpoint/checkpoint.h"
 #include "tts/checkpoint/warm_start.h"
+#include "tts/core/frames.h"
 #include "tts/core/logging.h"
 #include "tts/core/timer.h"
 #include "tts/data/feature_store.h"
 #include "tts/data/loader.h"
 #include "tts/dist/communicator.h"
+#include "tts/model/flops.h"
 #include "tts/model/tacotron2.h"
 #include "tts/models/tacotron2/forward.h"
 #include "tts/models/tacotron2/validation.h"
@@ -178,19 +180,8 @@ class Tacotron2Family final : public train::Family {
   std::unique_ptr<Validator> validator_;
 };
 
-}  // namespace
-
-std::unique_ptr<train::Family> make_family(const train::FamilyContext& context) {
-  text::TextProcessor text(context.config.text);
-  return std::make_unique<Tacotron2Family>(
-      context, text.num_symbols(), data::FeatureStore::open(context.data_dir, context.config));
-}
-
-std::unique_ptr<train::Family> make_family_without_data(const train::FamilyContext& context,
-                                                        int64_t n_symbols) {
-  return std::make_unique<Tacotron2Family>(context, n_symbols, std::nullopt);
-}
-
+// A teacher-forced batch of `batch` utterances of `text_len` symbols (ids drawn from
+// 1..n_symbols-1) and `frames` mel frames (a multiple of r), on `device`: bench's input.
 data::Batch synthetic_batch(const config::Config& config, int64_t batch, int64_t text_len,
                             int64_t frames, int64_t n_symbols, const torch::Device& device) {
   const int64_t n_mels = config.audio.n_mels;
@@ -207,6 +198,38 @@ data::Batch synthetic_batch(const config::Config& config, int64_t batch, int64_t
   for (int64_t i = 0; i < batch; ++i) out.ids.push_back(fmt::format("synthetic_{}", i));
   out.real_frame_count = batch * frames;
   return out;
+}
+
+}  // namespace
+
+std::unique_ptr<train::Family> make_family(const train::FamilyContext& context) {
+  text::TextProcessor text(context.config.text);
+  return std::make_unique<Tacotron2Family>(
+      context, text.num_symbols(), data::FeatureStore::open(context.data_dir, context.config));
+}
+
+models::BenchSubject make_bench(const train::FamilyContext& context,
+                                const models::BenchShape& shape) {
+  const config::Config& config = context.config;
+  const int r = config.model.n_frames_per_step;
+  models::BenchSubject subject;
+  subject.phase = data::Phase{r, static_cast<int>(shape.batch)};
+  subject.frames = padded_frames(shape.frames > 0 ? shape.frames : 600, r);
+  subject.text_len = shape.text_len;
+  train::FamilyContext own{config, context.placement, context.comm, "", "", subject.phase};
+  subject.family = std::make_unique<Tacotron2Family>(own, shape.symbols, std::nullopt);
+  subject.family->set_phase(subject.phase);
+  subject.batch = std::make_unique<TacotronBatch>(
+      synthetic_batch(config, shape.batch, shape.text_len, subject.frames, shape.symbols,
+                      context.placement.device));
+  const int64_t n_linear = config.model.predict_linear ? config.audio.n_linear() : 0;
+  subject.step_gflop =
+      model::count_step_flops(config.model,
+                              model::StepShape{shape.batch, shape.text_len, subject.frames,
+                                               config.audio.n_mels, n_linear})
+          .training() /
+      1e9;
+  return subject;
 }
 
 models::CheckpointSummary summarize_checkpoint(const checkpoint::Checkpoint& checkpoint,

@@ -75,7 +75,7 @@ std::pair<torch::Tensor, torch::Tensor> first_window(const data::Utterance& u,
 
 class WavenetFamily final : public train::Family {
  public:
-  WavenetFamily(const train::FamilyContext& context, data::FeatureStore store)
+  WavenetFamily(const train::FamilyContext& context, std::optional<data::FeatureStore> store)
       : config_(context.config),
         device_(context.placement.device),
         pin_memory_(context.placement.pin_memory),
@@ -99,7 +99,7 @@ class WavenetFamily final : public train::Family {
     };
     slot.grad_clip = config_.train.grad_clip_thresh;
     optimizers_.push_back(std::move(slot));
-    if (comm_.rank() == 0 && store_.val().empty()) {
+    if (store_ && comm_.rank() == 0 && store_->val().empty()) {
       log::get("train")->warn(
           "the store has no validation utterances (data.val_size: 0): the run does not "
           "validate");
@@ -110,9 +110,10 @@ class WavenetFamily final : public train::Family {
   std::vector<train::OptimizerSlot>& optimizers() override { return optimizers_; }
 
   void set_phase(const data::Phase& phase) override {
+    if (!store_) return;
     train_.reset();
     train_ = std::make_unique<models::WindowSource>(
-        std::make_unique<data::SegmentLoader>(store_.train(), config_.audio.n_mels, spec_,
+        std::make_unique<data::SegmentLoader>(store_->train(), config_.audio.n_mels, spec_,
                                               phase.batch_size, comm_.rank(), comm_.size(),
                                               config_.train.seed, config_.data.prefetch_batches,
                                               config_.data.num_workers > 0, pin_memory_),
@@ -120,7 +121,7 @@ class WavenetFamily final : public train::Family {
   }
 
   train::BatchSource& train_batches() override {
-    TTS_CHECK(train_ != nullptr, "wavenet: no batches before set_phase");
+    TTS_CHECK(train_ != nullptr, "wavenet: no batches before set_phase, or without a store");
     return *train_;
   }
 
@@ -146,8 +147,8 @@ class WavenetFamily final : public train::Family {
 
   std::unique_ptr<train::ValidationOutcome> validate(int64_t step,
                                                      train::MetricSink* metrics) override {
-    const std::vector<data::Utterance>& val = store_.val();
-    if (val.empty()) return nullptr;
+    if (!store_ || store_->val().empty()) return nullptr;
+    const std::vector<data::Utterance>& val = store_->val();
     torch::NoGradGuard no_grad;
     WaveNet& net = model_->synthesis_network();
     const bool was_training = net->is_training();
@@ -199,13 +200,16 @@ class WavenetFamily final : public train::Family {
   }
 
   std::string describe() override {
-    return fmt::format(
-        "WaveNet, {} parameters, receptive field {} samples{}; {} train and {} validation "
-        "utterances",
-        count_parameters(*model_->wavenet), model_->wavenet->receptive_field(),
+    std::string text = fmt::format(
+        "WaveNet, {} parameters, receptive field {} samples{}", count_parameters(*model_->wavenet),
+        model_->wavenet->receptive_field(),
         model_->ema ? fmt::format(", moving average kept (decay {})", config_.wavenet.ema_decay)
-                    : "",
-        store_.train().size(), store_.val().size());
+                    : "");
+    if (store_) {
+      text += fmt::format("; {} train and {} validation utterances", store_->train().size(),
+                          store_->val().size());
+    }
+    return text;
   }
 
  private:
@@ -214,7 +218,7 @@ class WavenetFamily final : public train::Family {
   bool pin_memory_;
   dist::Communicator& comm_;
   std::string run_dir_;
-  data::FeatureStore store_;
+  std::optional<data::FeatureStore> store_;
   data::SegmentSpec spec_;
   WavenetTraining model_{nullptr};
   std::vector<train::OptimizerSlot> optimizers_;
@@ -226,6 +230,13 @@ class WavenetFamily final : public train::Family {
 std::unique_ptr<train::Family> make_family(const train::FamilyContext& context) {
   return std::make_unique<WavenetFamily>(
       context, data::FeatureStore::open(context.data_dir, context.config));
+}
+
+models::BenchSubject make_bench(const train::FamilyContext& context,
+                                const models::BenchShape& shape) {
+  return models::window_bench(std::make_unique<WavenetFamily>(context, std::nullopt),
+                              window_spec(context.config), shape, context.config.audio.n_mels,
+                              context.placement.device);
 }
 
 std::map<std::string, torch::Tensor> synthesis_tensors(const checkpoint::Checkpoint& checkpoint) {

@@ -1,6 +1,7 @@
 // jik876/hifi-gan's files in and out: its config.json mapped to our sections, import -> export ->
 // import bit for bit, refusals naming the key and both shapes, and jik876's own Python loading
-// our export (when /usr/bin/python3 with torch and a checkout named by TTS_HIFIGAN_DIR are here).
+// our export (when a Python with torch, TTS_PEER_PYTHON or /usr/bin/python3, and a checkout named
+// by TTS_HIFIGAN_DIR are here).
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -8,6 +9,7 @@
 #include <fstream>
 
 #include "../../cli/cli_test_util.h"
+#include "../../support/peer_python.h"
 #include "../../support/scratch.h"
 #include "tts/checkpoint/state_dict.h"
 #include "tts/core/error.h"
@@ -194,9 +196,10 @@ TEST(HifiganInterop, Jik876LoadsOurExport) {
   if (checkout == nullptr || !fs::exists(fs::path(checkout) / "models.py")) {
     GTEST_SKIP() << "TTS_HIFIGAN_DIR does not name a checkout of jik876/hifi-gan (with models.py)";
   }
-  if (tts::test::run_shell("/usr/bin/python3 -c 'import torch, numpy' 2>/dev/null").exit_code !=
-      0) {
-    GTEST_SKIP() << "/usr/bin/python3 with torch and numpy is not installed";
+  const std::string python = tts::test::peer_python();
+  if (tts::test::run_shell(python + " -c 'import torch, numpy' 2>/dev/null").exit_code != 0) {
+    GTEST_SKIP() << python << " with torch and numpy is not installed (TTS_PEER_PYTHON names "
+                 << "another)";
   }
   const Exported e = export_shared("for_jik876");
   // jik876's train.py resume path and inference: strict loads, both optimizers, the scheduler.
@@ -233,7 +236,7 @@ assert do["steps"] == 1234 and do["epoch"] == 5
 print("max_abs", float(np.abs(audio.numpy() - expected).max()))
 )");
   const tts::test::CliResult r = tts::test::run_shell(
-      fmt::format("/usr/bin/python3 {} {} {} {} 2>&1", script, TTS_TEST_DATA_DIR, checkout, e.dir));
+      fmt::format("{} {} {} {} {} 2>&1", python, script, TTS_TEST_DATA_DIR, checkout, e.dir));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const size_t at = r.output.find("max_abs ");
   ASSERT_NE(at, std::string::npos) << r.output;

@@ -9,6 +9,7 @@
 #include <functional>
 #include <regex>
 
+#include "../../support/peer_python.h"
 #include "tts/core/error.h"
 #include "tts/formats/npy.h"
 #include "tts/formats/torch_file.h"
@@ -160,7 +161,7 @@ TEST(R9y9, R9y9LoadsOurExportStrictly) {
     GTEST_SKIP() << "set TTS_WAVENET_VOCODER_DIR to a checkout of r9y9/wavenet_vocoder to run "
                     "its code on our export";
   }
-  const std::string python = "/usr/bin/python3";
+  const std::string python = tts::test::peer_python();
   if (std::system((python + " -c 'import torch, numpy' >/dev/null 2>&1").c_str()) != 0) {
     GTEST_SKIP() << python << " with torch and numpy is needed to run r9y9's code";
   }

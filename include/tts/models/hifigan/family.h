@@ -36,8 +36,10 @@ TORCH_MODULE(Hifigan);
 // The family of a training run: the store at context.data_dir (it must keep waveforms).
 std::unique_ptr<train::Family> make_family(const train::FamilyContext& context);
 
-// A family without a store (no batches, no validation): what `tts-train bench` steps.
-std::unique_ptr<train::Family> make_family_without_data(const train::FamilyContext& context);
+// bench's subject: a family without a store (no batches, no validation) and a batch of synthetic
+// windows (shape.frames mel frames each; 0: hifigan.segment_size's).
+models::BenchSubject make_bench(const train::FamilyContext& context,
+                                const models::BenchShape& shape);
 
 // inspect's lines for a HiFi-GAN checkpoint.
 models::CheckpointSummary summarize_checkpoint(const checkpoint::Checkpoint& checkpoint,

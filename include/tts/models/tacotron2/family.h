@@ -33,14 +33,9 @@ std::unique_ptr<train::Family> make_family(const train::FamilyContext& context);
 models::CheckpointSummary summarize_checkpoint(const checkpoint::Checkpoint& checkpoint,
                                                const config::Config& config);
 
-// A family without a store (no batch source, no validation) over a symbol table of `n_symbols`:
-// what `tts-train bench` steps on synthetic batches.
-std::unique_ptr<train::Family> make_family_without_data(const train::FamilyContext& context,
-                                                        int64_t n_symbols);
-
-// A synthetic teacher-forced batch of `batch` utterances of `text_len` symbols (ids drawn from
-// 1..n_symbols-1) and `frames` mel frames (a multiple of r), on `device`: bench's input.
-data::Batch synthetic_batch(const config::Config& config, int64_t batch, int64_t text_len,
-                            int64_t frames, int64_t n_symbols, const torch::Device& device);
+// bench's subject: a family without a store (no batch source, no validation) over a symbol table
+// of shape.symbols, and a synthetic teacher-forced batch (random mels, stop at the last frame).
+models::BenchSubject make_bench(const train::FamilyContext& context,
+                                const models::BenchShape& shape);
 
 }  // namespace tts::tacotron2

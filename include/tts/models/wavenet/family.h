@@ -41,6 +41,11 @@ TORCH_MODULE(WavenetTraining);
 // The family of a training run: the store at context.data_dir (it must keep waveforms).
 std::unique_ptr<train::Family> make_family(const train::FamilyContext& context);
 
+// bench's subject: a family without a store (no batches, no validation) and a batch of synthetic
+// windows (shape.frames mel frames each; 0: wavenet.max_time_steps's).
+models::BenchSubject make_bench(const train::FamilyContext& context,
+                                const models::BenchShape& shape);
+
 // inspect's lines for a WaveNet checkpoint.
 models::CheckpointSummary summarize_checkpoint(const checkpoint::Checkpoint& checkpoint,
                                                const config::Config& config);
