@@ -415,20 +415,27 @@ Checkpoint load_checkpoint(const std::string& path) {
     file = files.front();
   }
   TTS_CHECK(fs::exists(fs::symlink_status(file, ec)), "checkpoint '{}' does not exist", file);
-  // A regular file, not a link out of the run nor a FIFO, when the reader below opens it.
-  const int64_t size = file_size(open_regular_file_for_read(file), file);
-  TTS_CHECK(formats::is_zip_file(file),
+  // Opened once, a regular file and not a link out of the run nor a FIFO: every check and read
+  // below goes through this descriptor, so a file swapped under the name after a check is never
+  // what is read.
+  const FileDescriptor fd = open_regular_file_for_read(file);
+  const int64_t size = file_size(fd, file);
+  TTS_CHECK(formats::is_zip_file(fd, file),
             "checkpoint '{}' is corrupt or not a checkpoint ({} bytes, not the zip archive "
             "tts-train writes); use an earlier checkpoint",
             file, size);
   const PickleValue root = [&] {
     try {
-      return formats::read_torch_file(file);
+      return formats::read_torch_file(fd, file);
     } catch (const Error& e) {
       throw Error(
           fmt::format("checkpoint '{}' is corrupt or not a checkpoint: {}", file, e.what()));
     }
   }();
+  return checkpoint_from_value(root, file);
+}
+
+Checkpoint checkpoint_from_value(const PickleValue& root, const std::string& file) {
   TTS_CHECK(root.kind == Kind::Dict,
             "checkpoint '{}' is not a tts-train checkpoint (it holds a {}, expected a dict)", file,
             root.kind_name());

@@ -86,6 +86,8 @@ std::string shape_hint(const std::string& ours, const std::string& theirs,
   return "";
 }
 
+}  // namespace
+
 // The state dict inside what NVIDIA's train.py (or torch.save(model.state_dict())) wrote.
 std::map<std::string, torch::Tensor> nvidia_state_dict(const PickleValue& root,
                                                        const std::string& path) {
@@ -113,8 +115,6 @@ std::map<std::string, torch::Tensor> nvidia_state_dict(const PickleValue& root,
   for (const auto& [key, value] : dict->entries) tensors[key->text.substr(strip)] = value->tensor;
   return tensors;
 }
-
-}  // namespace
 
 std::string nvidia_name(const std::string& ours) {
   static const std::vector<std::pair<std::regex, std::string>> rules{
@@ -147,12 +147,6 @@ std::string nvidia_name(const std::string& ours) {
 
 std::map<std::string, torch::Tensor> read_nvidia_state_dict(const std::string& path) {
   return nvidia_state_dict(formats::read_torch_file(path), path);
-}
-
-bool is_tts_checkpoint(const std::string& path) {
-  if (fs::is_directory(path) || fs::path(path).filename() == "latest") return true;
-  if (!formats::is_zip_file(path)) return false;
-  return formats::read_torch_file(path).find("format") != nullptr;
 }
 
 Checkpoint import_nvidia(const std::string& path, const config::Config& config) {

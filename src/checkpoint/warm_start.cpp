@@ -2,16 +2,22 @@
 
 #include <torch/torch.h>
 
+#include <filesystem>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "tts/checkpoint/checkpoint.h"
 #include "tts/checkpoint/nvidia.h"
 #include "tts/checkpoint/state_dict.h"
 #include "tts/core/error.h"
+#include "tts/core/fs.h"
+#include "tts/formats/torch_file.h"
 #include "tts/text/symbols.h"
 
 namespace tts::checkpoint {
+
+namespace fs = std::filesystem;
 namespace {
 
 bool starts_with_any(const std::string& name, const std::vector<std::string>& prefixes) {
@@ -103,17 +109,29 @@ torch::Tensor remap_embedding(const torch::Tensor& source,
 std::string warm_start(torch::nn::Module& model, const std::string& path,
                        const std::vector<std::string>& skip,
                        const std::vector<std::string>& symbols) {
-  bool ours = is_tts_checkpoint(path);
   std::map<std::string, torch::Tensor> source;  // under the file's names, ours or NVIDIA's
   std::string source_name = path;
   std::vector<std::string> from;  // the source's symbols
-  if (ours) {
-    Checkpoint checkpoint = load_newest_checkpoint(path, &source_name);
-    checkpoint_config(checkpoint, source_name);  // a checkpoint is whole only with a sound config
-    source.insert(checkpoint.tensors.begin(), checkpoint.tensors.end());
-    from = source_symbols(&checkpoint, source_name);
+  // A run folder or its latest is ours; a file is read once and is ours when it carries our
+  // format tag (what is told apart is what is used: no second read by name).
+  std::optional<Checkpoint> checkpoint;
+  std::error_code ec;
+  if (fs::is_directory(path, ec) || fs::path(path).filename() == "latest") {
+    checkpoint = load_newest_checkpoint(path, &source_name);
   } else {
-    source = read_nvidia_state_dict(path);
+    const formats::PickleValue root = formats::read_torch_file(path, Symlinks::kFollow);
+    if (root.find("format") != nullptr) {
+      checkpoint = checkpoint_from_value(root, path);
+    } else {
+      source = nvidia_state_dict(root, path);
+    }
+  }
+  const bool ours = checkpoint.has_value();
+  if (ours) {
+    checkpoint_config(*checkpoint, source_name);  // a checkpoint is whole only with a sound config
+    source.insert(checkpoint->tensors.begin(), checkpoint->tensors.end());
+    from = source_symbols(&*checkpoint, source_name);
+  } else {
     from = source_symbols(nullptr, source_name);
   }
   std::vector<ModelTensor> targets;

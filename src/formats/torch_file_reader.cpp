@@ -1,8 +1,10 @@
 #include <caffe2/serialize/inline_container.h>
 #include <fmt/ranges.h>
 #include <torch/torch.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -615,17 +617,49 @@ std::string PickleValue::kind_name() const {
   return names[static_cast<int>(kind)];
 }
 
-bool is_zip_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char magic[4] = {};
-  in.read(magic, 4);
-  return in.gcount() == 4 && std::memcmp(magic, "PK\x03\x04", 4) == 0;
+namespace {
+
+// libtorch's archive reader over the descriptor the checks read: every read is a pread of it, so
+// what was checked is what is read (no second open by name). The size is fixed when the file is
+// opened; a file cut short afterwards gives short reads, which the reader reports.
+class DescriptorReadAdapter final : public caffe2::serialize::ReadAdapterInterface {
+ public:
+  DescriptorReadAdapter(int fd, uint64_t size) : fd_(fd), size_(size) {}
+  size_t size() const override { return size_; }
+  size_t read(uint64_t pos, void* buf, size_t n, const char* /*what*/) const override {
+    size_t done = 0;
+    while (done < n) {
+      const ssize_t got =
+          ::pread(fd_, static_cast<char*>(buf) + done, n - done, static_cast<off_t>(pos + done));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) break;
+      done += static_cast<size_t>(got);
+    }
+    return done;
+  }
+
+ private:
+  int fd_;
+  uint64_t size_;
+};
+
+}  // namespace
+
+bool is_zip_file(const FileDescriptor& fd, const std::string& path) {
+  return read_at(fd, path, 0, 4) == std::string("PK\x03\x04", 4);
 }
 
-PickleValue read_torch_file(const std::string& path) {
-  std::ifstream probe(path, std::ios::binary);
-  TTS_CHECK(probe.good(), "'{}' cannot be read (missing or no permission)", path);
-  TTS_CHECK(is_zip_file(path),
+bool is_zip_file(const std::string& path) {
+  return is_zip_file(open_regular_file_for_read(path, Symlinks::kFollow), path);
+}
+
+PickleValue read_torch_file(const std::string& path, Symlinks symlinks) {
+  return read_torch_file(open_regular_file_for_read(path, symlinks), path);
+}
+
+PickleValue read_torch_file(const FileDescriptor& fd, const std::string& path) {
+  const auto size = static_cast<uint64_t>(file_size(fd, path));
+  TTS_CHECK(is_zip_file(fd, path),
             "'{}' is in the legacy torch.save format (PyTorch before 1.6), which only Python "
             "reads; re-save it in the zip format with: python -c \"import torch; "
             "torch.save(torch.load('{}', map_location='cpu'), 'resaved.pt')\" and convert "
@@ -633,17 +667,18 @@ PickleValue read_torch_file(const std::string& path) {
             path, path);
   const ZipDirectory directory = [&] {
     try {
-      return ZipDirectory(path);
+      return ZipDirectory(fd, size);
     } catch (const Error& e) {
       throw Error(fmt::format("'{}' is not a readable torch.save file: {}", path, e.what()));
     }
   }();
   try {
-    caffe2::serialize::PyTorchStreamReader reader(path);
+    caffe2::serialize::PyTorchStreamReader reader(
+        std::make_shared<DescriptorReadAdapter>(fd.get(), size));
     if (reader.hasRecord("byteorder")) {
       directory.check("byteorder", path);
-      auto [data, size] = reader.getRecord("byteorder");
-      std::string order(static_cast<const char*>(data.get()), size);
+      auto [data, record_size] = reader.getRecord("byteorder");
+      std::string order(static_cast<const char*>(data.get()), record_size);
       TTS_CHECK(order == "little",
                 "'{}' was saved on a {}-endian machine; re-save it on a "
                 "little-endian one",

@@ -60,18 +60,15 @@ void complete_from_zip64(EntrySizes& e, const std::string& extra, const std::str
 
 }  // namespace
 
-ZipDirectory::ZipDirectory(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  TTS_CHECK(in.good(), "it cannot be read");
-  file_size_ = static_cast<uint64_t>(in.tellg());
-  read_entries(in, find_directory(in));
+ZipDirectory::ZipDirectory(const FileDescriptor& fd, uint64_t size) : file_size_(size) {
+  read_entries(fd, find_directory(fd));
 }
 
 // The end record (the last one: miniz searches from the end too) and, when a zip64 locator sits
 // right before it, the zip64 record it points to, whose values miniz then uses.
-ZipDirectory::Location ZipDirectory::find_directory(std::ifstream& in) {
+ZipDirectory::Location ZipDirectory::find_directory(const FileDescriptor& fd) {
   const uint64_t tail_size = std::min<uint64_t>(file_size_, kEndSize + 65535);
-  const std::string tail = read(in, file_size_ - tail_size, tail_size);
+  const std::string tail = read(fd, file_size_ - tail_size, tail_size);
   size_t end = std::string::npos;
   for (size_t i = tail.size() >= kEndSize ? tail.size() - kEndSize + 1 : 0; i-- > 0;) {
     if (u32(tail, i) == kEndSignature) {
@@ -87,19 +84,19 @@ ZipDirectory::Location ZipDirectory::find_directory(std::ifstream& in) {
   const uint64_t end_at = file_size_ - tail_size + end;
   const bool has_locator =
       end_at >= kZip64LocatorSize + kZip64EndSize &&
-      u32(read(in, end_at - kZip64LocatorSize, 4), 0) == kZip64LocatorSignature;
+      u32(read(fd, end_at - kZip64LocatorSize, 4), 0) == kZip64LocatorSignature;
   if (!has_locator) {
     TTS_CHECK(location.entries != 0xffff && location.size != kSaturated32 &&
                   location.offset != kSaturated32,
               "a zip64 archive without its zip64 locator");
     return location;
   }
-  const std::string locator = read(in, end_at - kZip64LocatorSize, kZip64LocatorSize);
+  const std::string locator = read(fd, end_at - kZip64LocatorSize, kZip64LocatorSize);
   TTS_CHECK(u32(locator, 16) == 1, "a multi-disk zip64 archive; torch.save writes one file");
   const uint64_t record_at = u64(locator, 8);
   TTS_CHECK(record_at <= end_at - kZip64LocatorSize - kZip64EndSize,
             "the zip64 locator points at byte {}, not before itself", record_at);
-  const std::string record = read(in, record_at, kZip64EndSize);
+  const std::string record = read(fd, record_at, kZip64EndSize);
   TTS_CHECK(u32(record, 0) == kZip64EndSignature && u32(record, 16) == 0 && u32(record, 20) == 0 &&
                 u64(record, 24) == u64(record, 32),
             "the zip64 locator points at no zip64 end record of a one-file archive");
@@ -109,18 +106,18 @@ ZipDirectory::Location ZipDirectory::find_directory(std::ifstream& in) {
   return {u64(record, 32), u64(record, 40), u64(record, 48)};
 }
 
-void ZipDirectory::read_entries(std::ifstream& in, const Location& directory) {
+void ZipDirectory::read_entries(const FileDescriptor& fd, const Location& directory) {
   TTS_CHECK(directory.size <= file_size_ && directory.offset <= file_size_ - directory.size &&
                 directory.entries <= directory.size / kEntrySize,
             "the zip directory claims {} entries in {} bytes at {}, past the file's {} bytes",
             directory.entries, directory.size, directory.offset, file_size_);
-  const std::string bytes = read(in, directory.offset, directory.size);
+  const std::string bytes = read(fd, directory.offset, directory.size);
   size_t at = 0;
-  for (uint64_t e = 0; e < directory.entries; ++e) at = read_entry(in, bytes, at);
+  for (uint64_t e = 0; e < directory.entries; ++e) at = read_entry(fd, bytes, at);
 }
 
 // One central-directory entry at `at`; returns where the next one starts.
-size_t ZipDirectory::read_entry(std::ifstream& in, const std::string& directory, size_t at) {
+size_t ZipDirectory::read_entry(const FileDescriptor& fd, const std::string& directory, size_t at) {
   TTS_CHECK(u32(directory, at) == kEntrySignature, "a damaged zip central directory at byte {}",
             at);
   const size_t name_length = u16(directory, at + 28), extra_length = u16(directory, at + 30);
@@ -135,7 +132,7 @@ size_t ZipDirectory::read_entry(std::ifstream& in, const std::string& directory,
             "zip record '{}' is compressed (method {}, {} bytes for {}); torch.save stores records "
             "as they are, and a compressed one can inflate far past the file's size",
             name, u16(directory, at + 10), e.compressed, e.uncompressed);
-  const std::string local = read(in, e.local_offset, kLocalSize);
+  const std::string local = read(fd, e.local_offset, kLocalSize);
   TTS_CHECK(u32(local, 0) == kLocalSignature, "zip record '{}' has no local header", name);
   const uint64_t data_at = e.local_offset + kLocalSize + u16(local, 26) + u16(local, 28);
   TTS_CHECK(data_at <= file_size_ && e.uncompressed <= file_size_ - data_at &&
@@ -159,13 +156,12 @@ void ZipDirectory::check(const std::string& name, const std::string& file) const
             name);
 }
 
-std::string ZipDirectory::read(std::ifstream& in, uint64_t offset, uint64_t size) const {
+std::string ZipDirectory::read(const FileDescriptor& fd, uint64_t offset, uint64_t size) const {
   TTS_CHECK(offset <= file_size_ && size <= file_size_ - offset,
             "a zip structure at byte {} reaches past the end of the file", offset);
-  std::string bytes(size, '\0');
-  in.seekg(static_cast<std::streamoff>(offset));
-  in.read(bytes.data(), static_cast<std::streamsize>(size));
-  TTS_CHECK(static_cast<uint64_t>(in.gcount()) == size, "it cannot be read");
+  std::string bytes =
+      read_at(fd, "the archive", static_cast<int64_t>(offset), static_cast<int64_t>(size));
+  TTS_CHECK(bytes.size() == size, "it changed size while being read");
   return bytes;
 }
 

@@ -6,17 +6,19 @@
 #pragma once
 
 #include <cstdint>
-#include <fstream>
 #include <string>
 #include <unordered_set>
+
+#include "tts/core/fs.h"
 
 namespace tts::formats {
 
 class ZipDirectory {
  public:
-  // Reads the directory of `path`; throws tts::Error (without the path: the caller adds it) for
-  // an archive that miniz could read differently or that claims more than the file holds.
-  explicit ZipDirectory(const std::string& path);
+  // Reads the directory of the archive open as `fd` (`size` bytes, fixed when it was opened);
+  // throws tts::Error (without the path: the caller adds it) for an archive that miniz could read
+  // differently or that claims more than the file holds.
+  ZipDirectory(const FileDescriptor& fd, uint64_t size);
 
   uint64_t file_size() const { return file_size_; }
   // Throws tts::Error naming `file` unless the archive has record `name` (without the archive's
@@ -27,10 +29,10 @@ class ZipDirectory {
   struct Location {
     uint64_t entries = 0, size = 0, offset = 0;
   };
-  Location find_directory(std::ifstream& in);
-  void read_entries(std::ifstream& in, const Location& directory);
-  size_t read_entry(std::ifstream& in, const std::string& directory, size_t at);
-  std::string read(std::ifstream& in, uint64_t offset, uint64_t size) const;
+  Location find_directory(const FileDescriptor& fd);
+  void read_entries(const FileDescriptor& fd, const Location& directory);
+  size_t read_entry(const FileDescriptor& fd, const std::string& directory, size_t at);
+  std::string read(const FileDescriptor& fd, uint64_t offset, uint64_t size) const;
 
   uint64_t file_size_ = 0;
   uint64_t record_bytes_ = 0;  // the sizes of every record, summed

@@ -259,3 +259,19 @@ TEST(TorchZip, CompressedAndOverlappingRecordsAreRefused) {
   EXPECT_NE(zip_refusal("overlapping", entries).find("for record 'archive/data/1'"),
             std::string::npos);
 }
+
+// The file is opened once: a file renamed over the name after it was opened (after the checks)
+// is not what is read; a symlink is refused where the caller says so.
+TEST(TorchZip, WhatIsReadIsTheFileOpenedOnce) {
+  const std::string path = write_pickle("opened", "K\x07");
+  const std::string other = write_pickle("swapped_in", "K\x09");
+  const tts::FileDescriptor fd = tts::open_regular_file_for_read(path);
+  std::filesystem::rename(other, path);
+  EXPECT_EQ(tts::formats::read_torch_file(fd, path).integer, 7);
+  EXPECT_EQ(tts::formats::read_torch_file(path).integer, 9);
+  const std::string link = std::string(TTS_TEST_TMP_DIR) + "/link.pt";
+  std::filesystem::remove(link);
+  std::filesystem::create_symlink(path, link);
+  EXPECT_EQ(tts::formats::read_torch_file(link).integer, 9);  // a link the user made
+  EXPECT_THROW(tts::formats::read_torch_file(link, tts::Symlinks::kRefuse), tts::Error);
+}

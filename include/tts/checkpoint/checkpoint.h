@@ -15,6 +15,7 @@
 
 #include "tts/checkpoint/training_state.h"
 #include "tts/config/config.h"
+#include "tts/formats/torch_file.h"
 
 namespace torch::nn {
 class Module;
@@ -119,6 +120,10 @@ data::Phase checkpoint_phase(const Checkpoint& checkpoint, const config::Config&
 // and plain values, anything else refused by name. Throws tts::Error naming the file when it is
 // missing, corrupt or holds something else.
 Checkpoint load_checkpoint(const std::string& path);
+
+// The checkpoint in `root`, the value read from `file` (named in errors): what load_checkpoint
+// does after reading, for a caller that read the file itself (once) to tell what it holds.
+Checkpoint checkpoint_from_value(const formats::PickleValue& root, const std::string& file);
 
 // Resolves what load_checkpoint accepts to the checkpoint files, newest first.
 std::vector<std::string> checkpoint_files(const std::string& path);

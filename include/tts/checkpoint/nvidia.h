@@ -13,6 +13,7 @@
 
 #include "tts/checkpoint/checkpoint.h"
 #include "tts/config/config.h"
+#include "tts/formats/torch_file.h"
 
 namespace tts::checkpoint {
 
@@ -26,9 +27,9 @@ std::string nvidia_name(const std::string& ours);
 // something that is not a state dict.
 std::map<std::string, torch::Tensor> read_nvidia_state_dict(const std::string& path);
 
-// Whether `path` is one of our checkpoints (a run or checkpoints directory, `latest`, or a file
-// with our format tag) rather than a file of NVIDIA's.
-bool is_tts_checkpoint(const std::string& path);
+// The same from `root`, the value already read from `path`.
+std::map<std::string, torch::Tensor> nvidia_state_dict(const formats::PickleValue& root,
+                                                       const std::string& path);
 
 // Reads NVIDIA's file `path` into a checkpoint of ours for the model `config` describes
 // (config_yaml = the resolved config, step = NVIDIA's iteration, no optimizer state). Throws

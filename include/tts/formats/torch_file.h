@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "tts/core/fs.h"
+
 namespace tts::formats {
 
 // One unpickled value. Dicts keep their insertion order (state dicts are ordered). A value is freed
@@ -45,13 +47,20 @@ struct PickleValue {
   std::string kind_name() const;
 };
 
-// Whether `path` starts like a zip archive (torch.save since PyTorch 1.6) rather than the legacy
-// format (a bare pickle stream followed by raw storages).
+// Whether the file starts like a zip archive (torch.save since PyTorch 1.6) rather than the legacy
+// format (a bare pickle stream followed by raw storages). The path form opens it as a regular
+// file, following a symlink the user made.
 bool is_zip_file(const std::string& path);
+bool is_zip_file(const FileDescriptor& fd, const std::string& path);
 
-// Reads `path`, a file torch.save wrote in the zip format. Throws tts::Error naming the file and
-// what is not understood (a legacy file, an object that is not a plain container or tensor).
-PickleValue read_torch_file(const std::string& path);
+// Reads a file torch.save wrote in the zip format. Throws tts::Error naming the file and what is
+// not understood (a legacy file, an object that is not a plain container or tensor). The file is
+// opened once (a regular file; `symlinks` says whether its last component may be a link) and
+// every check and read after that goes through the same descriptor: a file swapped or changed
+// under its name after the checks is never what is read.
+PickleValue read_torch_file(const std::string& path, Symlinks symlinks = Symlinks::kFollow);
+// The same for a file already open as `fd` (`path` names it in errors).
+PickleValue read_torch_file(const FileDescriptor& fd, const std::string& path);
 
 // Writes `root` (None, bools, ints, floats, strings, tensors, and lists, tuples and dicts of them:
 // an optimizer's state_dict keys its states by integers) as
