@@ -3,7 +3,11 @@
 mean) and the validation loss against the step, and prints the validation records as a Markdown
 table.
 
-  python3 plot_learning.py RUN/metrics.jsonl --out OUT.png [--title TEXT] [--ylabel TEXT]
+  python3 plot_learning.py RUN/metrics.jsonl --out OUT.png [--key KEY] [--title TEXT]
+      [--ylabel TEXT]
+
+--key: the metric drawn for both (default loss; mel_l1 for a HiFi-GAN run, whose training loss is
+the generator's whole GAN objective and its validation the mel L1 alone).
 
 Needs matplotlib (Debian: python3-matplotlib).
 """
@@ -12,7 +16,7 @@ import json
 import sys
 
 
-def read(path):
+def read(path, key):
     train, val = [], []
     with open(path, encoding="utf-8") as f:
         for line_no, line in enumerate(f, start=1):
@@ -23,12 +27,12 @@ def read(path):
                 record = json.loads(line)
             except json.JSONDecodeError as e:
                 sys.exit(f"{path}:{line_no}: not a JSON record ({e})")
-            if not isinstance(record, dict) or "loss" not in record or "step" not in record:
+            if not isinstance(record, dict) or record.get(key) is None or "step" not in record:
                 continue
             (val if record.get("kind") == "val" else train).append(
-                (int(record["step"]), float(record["loss"]), record.get("elapsed_s")))
+                (int(record["step"]), float(record[key]), record.get("elapsed_s")))
     if not val:
-        sys.exit(f"{path}: no validation records (kind \"val\"): nothing to plot")
+        sys.exit(f"{path}: no validation records (kind \"val\") with {key}: nothing to plot")
     return train, val
 
 
@@ -36,12 +40,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("metrics")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--key", default="loss")
     ap.add_argument("--title", default="")
     ap.add_argument("--ylabel", default="loss")
     a = ap.parse_args()
-    train, val = read(a.metrics)
+    train, val = read(a.metrics, a.key)
 
-    print("| step | validation loss |")
+    print(f"| step | validation {a.key} |")
     print("|---:|---:|")
     for step, loss, _ in val:
         print(f"| {step} | {loss:.4f} |")

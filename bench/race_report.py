@@ -1,5 +1,6 @@
-"""Reads the runs of the race to alignment (bench/race_to_alignment.sh) and prints a Markdown table
-row per run; draws the validation diagonal score against steps and against wall time.
+"""Reads the runs of a race to alignment (bench/race_to_alignment.sh, bench/race_frontends.sh) and
+prints a Markdown table row per run; draws the validation diagonal score against steps and against
+wall time. Runs named SIDE-seedN are also summarized per side, over their seeds.
 
 Usage: python3 race_report.py --steps N [--plot OUT.png] NAME=METRICS.jsonl ...
 
@@ -97,52 +98,110 @@ def main():
         print(f"{s}: " + " ".join(f"{r[s][0]:.3f}" if s in r else "-" for r in by_run) + " | "
               + " ".join(f"{r[s][1]:.3f}" if s in r else "-" for r in by_run))
 
+    groups = seed_groups(runs)
+    if any(len(members) > 1 for members in groups.values()):
+        print("\nover the seeds of each side: steps to > 0.5 and > 0.7 (each seed), mean diagonal score"
+              f" and validation loss over steps {tail_from}-{a.steps}")
+        for group, members in groups.items():
+            firsts = {t: [first_step(curve, t) for _, curve, *_ in members] for t in (0.5, 0.7)}
+            tails = [[(d, loss) for s, _, d, loss in curve if s >= tail_from]
+                     for _, curve, *_ in members]
+            flat = [x for tail in tails for x in tail]
+            mean_d = sum(d for d, _ in flat) / len(flat) if flat else math.nan
+            mean_l = sum(loss for _, loss in flat) / len(flat) if flat else math.nan
+            shown = {t: ", ".join("-" if x is None else str(x) for x in v) for t, v in firsts.items()}
+            print(f"{group}: > 0.5 at steps {shown[0.5]}; > 0.7 at steps {shown[0.7]}; "
+                  f"{mean_d:.3f} / {mean_l:.2f}")
+
     if a.plot:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        colours = {"nvidia": "tab:blue", "nvidia-seed7": "tab:cyan",
-                   "nvidia-noshuffle": "tab:purple", "ours-nvidia": "tab:red",
-                   "ours-nvidia-seed7": "tab:orange", "ours-defaults": "tab:green",
-                   "ours-r-schedule": "tab:olive"}
-        fig, axes = plt.subplots(2, 2, figsize=(13, 9))
-        (all_steps, all_time), (recipe_steps, recipe_loss) = axes
-        for name, curve, _, _ in runs:
-            if not curve:
-                continue
-            steps_, minutes, diagonal, loss = zip(*curve)
-            style = dict(label=LABELS.get(name, name), linewidth=1.2, color=colours.get(name),
-                         linestyle="--" if name.startswith("nvidia") else "-")
-            all_steps.plot(steps_, diagonal, **style)
-            all_time.plot(minutes, diagonal, **style)
-            # Below, the rows under NVIDIA's recipe only: their losses share one normalization
+        draw(a, runs, groups)
+
+
+def seed_groups(runs):
+    """Runs named SIDE-seedN, grouped by SIDE (a run without a seed suffix is its own group)."""
+    groups = {}
+    for run in runs:
+        side, sep, seed = run[0].rpartition("-seed")
+        groups.setdefault(side if sep and seed.isdigit() else run[0], []).append(run)
+    return groups
+
+
+def first_step(curve, threshold):
+    return next((step for step, _, diagonal, _ in curve if diagonal > threshold), None)
+
+
+def draw(a, runs, groups):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    colours = {"nvidia": "tab:blue", "nvidia-seed7": "tab:cyan",
+               "nvidia-noshuffle": "tab:purple", "ours-nvidia": "tab:red",
+               "ours-nvidia-seed7": "tab:orange", "ours-defaults": "tab:green",
+               "ours-r-schedule": "tab:olive"}
+    palette = ["tab:green", "tab:purple", "tab:brown", "tab:pink", "tab:gray"]
+    group_colour = {g: palette[i % len(palette)] for i, g in enumerate(groups)}
+    recipe = any("nvidia" in name for name, *_ in runs)
+    fig, axes = plt.subplots(2, 2, figsize=(13, 9))
+    (all_steps, all_time), (low_left, low_right) = axes
+    for name, curve, _, _ in runs:
+        if not curve:
+            continue
+        group = next(g for g, members in groups.items() if any(m[0] == name for m in members))
+        steps_, minutes, diagonal, loss = zip(*curve)
+        seed_index = [m[0] for m in groups[group]].index(name)
+        style = dict(label=LABELS.get(name, name), linewidth=1.2,
+                     color=colours.get(name, group_colour[group]),
+                     linestyle="--" if name.startswith("nvidia")
+                     else ("-", "-.", ":", (0, (5, 1)))[seed_index % 4])
+        all_steps.plot(steps_, diagonal, **style)
+        all_time.plot(minutes, diagonal, **style)
+        if not recipe:  # every run's loss: one normalization (our defaults) throughout
+            low_left.plot(steps_, loss, **style)
+        elif "nvidia" in name:
+            # The rows under NVIDIA's recipe only: their losses share one normalization
             # (NVIDIA's padded-batch means), and their scores need a scale of their own.
-            if "nvidia" in name:
-                recipe_steps.plot(steps_, diagonal, **style)
-                recipe_loss.plot(steps_, loss, **style)
-        for ax in (all_steps, all_time):
-            ax.axhline(0.5, color="grey", linewidth=0.6, linestyle=":")
-            ax.axhline(0.7, color="grey", linewidth=0.6, linestyle=":")
-            ax.set_ylim(0, 1)
-        all_steps.set_title("every run: diagonal score against steps", fontsize=10)
-        all_time.set_title("every run: diagonal score against wall time", fontsize=10)
-        recipe_steps.set_title("NVIDIA's recipe: diagonal score (zoomed)", fontsize=10)
-        recipe_loss.set_title("NVIDIA's recipe: validation loss", fontsize=10)
-        for ax in (all_steps, recipe_steps, recipe_loss):
-            ax.set_xlabel("training step")
-        all_time.set_xlabel("wall time (minutes, one CPU thread per run)")
-        for ax in (all_steps, all_time, recipe_steps):
-            ax.set_ylabel("validation diagonal score")
-        recipe_loss.set_ylabel("validation loss (Tacotron2Loss)")
-        recipe_loss.set_yscale("log")
-        for ax in axes.flat:
-            ax.grid(alpha=0.3)
-        handles, labels = all_steps.get_legend_handles_labels()
-        fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=9)
-        fig.tight_layout(rect=(0, 0.07, 1, 0.97))
-        fig.suptitle(a.title)
-        fig.savefig(a.plot, dpi=100)
-        print(f"\nplot: {a.plot}")
+            low_left.plot(steps_, diagonal, **style)
+            low_right.plot(steps_, loss, **style)
+    if not recipe:  # each side's mean score over its seeds, at the steps every seed validated
+        for group, members in groups.items():
+            by_step = [{s: d for s, _, d, _ in curve} for _, curve, *_ in members]
+            common = sorted(set.intersection(*(set(b) for b in by_step)))
+            if common:
+                low_right.plot(common, [sum(b[s] for b in by_step) / len(by_step) for s in common],
+                               color=group_colour[group], linewidth=1.6,
+                               label=f"{group} (mean of {len(members)})")
+        low_right.legend(fontsize=9)
+    for ax in (all_steps, all_time) + (() if recipe else (low_right,)):
+        ax.axhline(0.5, color="grey", linewidth=0.6, linestyle=":")
+        ax.axhline(0.7, color="grey", linewidth=0.6, linestyle=":")
+        ax.set_ylim(0, 1)
+    all_steps.set_title("every run: diagonal score against steps", fontsize=10)
+    all_time.set_title("every run: diagonal score against wall time", fontsize=10)
+    if recipe:
+        low_left.set_title("NVIDIA's recipe: diagonal score (zoomed)", fontsize=10)
+        low_right.set_title("NVIDIA's recipe: validation loss", fontsize=10)
+        low_left.set_ylabel("validation diagonal score")
+        low_right.set_ylabel("validation loss (Tacotron2Loss)")
+        low_right.set_yscale("log")
+    else:
+        low_left.set_title("every run: validation loss", fontsize=10)
+        low_right.set_title("each side: mean diagonal score over its seeds", fontsize=10)
+        low_left.set_ylabel("validation loss (real-frame means)")
+        low_left.set_yscale("log")
+        low_right.set_ylabel("validation diagonal score")
+    for ax in (all_steps, low_left, low_right):
+        ax.set_xlabel("training step")
+    all_time.set_xlabel("wall time (minutes, one CPU thread per run)")
+    for ax in (all_steps, all_time):
+        ax.set_ylabel("validation diagonal score")
+    for ax in axes.flat:
+        ax.grid(alpha=0.3)
+    handles, labels = all_steps.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=9)
+    fig.tight_layout(rect=(0, 0.07, 1, 0.97))
+    fig.suptitle(a.title)
+    fig.savefig(a.plot, dpi=100)
+    print(f"\nplot: {a.plot}")
 
 
 if __name__ == "__main__":

@@ -149,16 +149,17 @@ int run_bench(const BenchArgs& args) {
   if (subject.text_len > 0) json.add("text_len", subject.text_len);
   json.add("frames", subject.frames);
   if (subject.samples > 0) json.add("samples", subject.samples);
-  if (config.model.kind == config::ModelKind::kTacotron2) {
-    json.add("frames_per_step", subject.phase.r);
-  }
   json.add("steps", args.steps)
       .add("threads", torch::get_num_threads())
       .add_text("device", args.device)
       .add("tf32", config.train.tf32)
       .add_text("precision", fmt::format("{}", config.train.precision));
-  if (config.model.kind == config::ModelKind::kTacotron2) {
-    json.add_text("step_products", fmt::format("{}", config.train.step_products));
+  for (const models::BenchSubject::Field& field : subject.fields) {
+    if (field.text) {
+      json.add_text(field.name, field.value);
+    } else {
+      json.add(field.name, field.value);
+    }
   }
   if (subject.step_gflop > 0) {
     // How close the step is to the machine's limit: the step's arithmetic, counted from the

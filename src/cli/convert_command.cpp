@@ -37,12 +37,19 @@ int import_hifigan(const ConvertArgs& args) {
   config.validate();
   checkpoint::Checkpoint checkpoint = hifigan::checkpoint_from_jik876(imported, config);
   checkpoint::write_checkpoint(args.out, checkpoint);
-  log::get("convert")->info(
-      "imported {}{} (step {}) into {}: fine-tune it with tts-train train --init-from {} (AdamW's "
-      "moments start afresh){}",
-      args.input, args.do_file.empty() ? "" : " and " + args.do_file, checkpoint.state.step,
-      args.out, args.out,
-      args.do_file.empty() ? "; without --do the discriminators are newly initialized" : "");
+  if (args.do_file.empty()) {
+    log::get("convert")->info(
+        "imported {} into {}: fine-tune it with tts-train train --init-from {}; without --do "
+        "the discriminators are newly initialized and AdamW's moments start afresh",
+        args.input, args.out, args.out);
+  } else {
+    log::get("convert")->info(
+        "imported {} and {} (step {}, epoch {}, both AdamW states) into {}: continue jik876's "
+        "training with that file as RUN/checkpoints/step_{:08d}.pt and tts-train train --out RUN "
+        "--resume, or fine-tune it with --init-from {} (fresh moments)",
+        args.input, args.do_file, checkpoint.state.step, checkpoint.state.epoch, args.out,
+        checkpoint.state.step, args.out);
+  }
   return 0;
 }
 
@@ -57,7 +64,7 @@ int export_hifigan(const ConvertArgs& args) {
   TTS_USAGE_CHECK(config.model.kind == config::ModelKind::kHifigan,
                   "{} is a model.kind {} checkpoint: --to hifigan exports HiFi-GAN checkpoints",
                   source, config.model.kind);
-  hifigan::export_jik876(hifigan::jik876_from_checkpoint(checkpoint), args.out, config);
+  hifigan::export_jik876(hifigan::jik876_from_checkpoint(checkpoint, config), args.out, config);
   if (config.hifigan.discriminator_divisor != 1) {
     log::get("convert")->warn(
         "hifigan.discriminator_divisor is {}: jik876's code loads the generator file, but not "

@@ -93,19 +93,24 @@ int64_t file_size(const FileDescriptor& fd, const std::string& path) {
   return static_cast<int64_t>(status.st_size);
 }
 
-std::string read_at(const FileDescriptor& fd, const std::string& path, int64_t offset,
-                    int64_t count) {
-  std::string bytes(static_cast<size_t>(count), '\0');
+size_t read_at_into(const FileDescriptor& fd, const std::string& path, int64_t offset, char* buffer,
+                    size_t count) {
   size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::pread(fd.get(), bytes.data() + done, bytes.size() - done,
+  while (done < count) {
+    const ssize_t n = ::pread(fd.get(), buffer + done, count - done,
                               static_cast<off_t>(offset + static_cast<int64_t>(done)));
     if (n < 0 && errno == EINTR) continue;
     TTS_CHECK(n >= 0, "cannot read '{}': {}", path, std::strerror(errno));
     if (n == 0) break;
     done += static_cast<size_t>(n);
   }
-  bytes.resize(done);
+  return done;
+}
+
+std::string read_at(const FileDescriptor& fd, const std::string& path, int64_t offset,
+                    int64_t count) {
+  std::string bytes(static_cast<size_t>(count), '\0');
+  bytes.resize(read_at_into(fd, path, offset, bytes.data(), bytes.size()));
   return bytes;
 }
 

@@ -1,10 +1,8 @@
 #include <caffe2/serialize/inline_container.h>
 #include <fmt/ranges.h>
 #include <torch/torch.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -624,22 +622,17 @@ namespace {
 // opened; a file cut short afterwards gives short reads, which the reader reports.
 class DescriptorReadAdapter final : public caffe2::serialize::ReadAdapterInterface {
  public:
-  DescriptorReadAdapter(int fd, uint64_t size) : fd_(fd), size_(size) {}
+  // `fd` and `path` outlive the adapter (the reader is local to read_torch_file).
+  DescriptorReadAdapter(const FileDescriptor& fd, const std::string& path, uint64_t size)
+      : fd_(fd), path_(path), size_(size) {}
   size_t size() const override { return size_; }
   size_t read(uint64_t pos, void* buf, size_t n, const char* /*what*/) const override {
-    size_t done = 0;
-    while (done < n) {
-      const ssize_t got =
-          ::pread(fd_, static_cast<char*>(buf) + done, n - done, static_cast<off_t>(pos + done));
-      if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) break;
-      done += static_cast<size_t>(got);
-    }
-    return done;
+    return read_at_into(fd_, path_, static_cast<int64_t>(pos), static_cast<char*>(buf), n);
   }
 
  private:
-  int fd_;
+  const FileDescriptor& fd_;
+  const std::string& path_;
   uint64_t size_;
 };
 
@@ -674,7 +667,7 @@ PickleValue read_torch_file(const FileDescriptor& fd, const std::string& path) {
   }();
   try {
     caffe2::serialize::PyTorchStreamReader reader(
-        std::make_shared<DescriptorReadAdapter>(fd.get(), size));
+        std::make_shared<DescriptorReadAdapter>(fd, path, size));
     if (reader.hasRecord("byteorder")) {
       directory.check("byteorder", path);
       auto [data, record_size] = reader.getRecord("byteorder");

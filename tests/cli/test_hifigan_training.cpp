@@ -240,6 +240,31 @@ TEST_F(HifiganTraining, VocodeAndSynthesizeCheckTheMelsThenSpeakWithTheVocoder) 
   EXPECT_TRUE(fs::exists(root_ + "/hello.wav"));
 }
 
+// jik876's files carry training on: both AdamW states (moments and steps), the step and the epoch
+// come through convert --to and --from, so a run resumed from the imported files continues exactly
+// as the original run resumes, from the middle of an epoch (our do_ files say how far into it:
+// jik876's own do not, and its train.py restarts the epoch). With fresh moments the next update
+// would differ.
+TEST_F(HifiganTraining, ContinuesTrainingFromJik876sFilesAsTheOriginalResumes) {
+  const std::string first = train("jik_source", "--max-steps 2" + kQuiet);
+  ASSERT_NE(first.find("3 steps per epoch"), std::string::npos) << first;
+  const std::string jik = root_ + "/jik_files";
+  CliResult exported = run_cli("convert --to hifigan " + root_ + "/jik_source --out " + jik, true);
+  ASSERT_EQ(exported.exit_code, 0) << exported.output;
+  fs::create_directories(root_ + "/jik_continued/checkpoints");
+  CliResult imported = run_cli("convert --from hifigan " + jik + "/g_00000002 --do " + jik +
+                                   "/do_00000002 --hparams " + jik + "/config.json --out " + root_ +
+                                   "/jik_continued/checkpoints/step_00000002.pt",
+                               true);
+  ASSERT_EQ(imported.exit_code, 0) << imported.output;
+  EXPECT_NE(imported.output.find("both AdamW states"), std::string::npos) << imported.output;
+  EXPECT_NE(imported.output.find("--resume"), std::string::npos) << imported.output;
+  train("jik_source", "--max-steps 5 --resume" + kQuiet);
+  const std::string output = train("jik_continued", "--max-steps 5 --resume" + kQuiet);
+  EXPECT_NE(output.find("resumed from"), std::string::npos) << output;
+  expect_same_parameters("jik_source", "jik_continued", 0.0);
+}
+
 TEST_F(HifiganTraining, ConvertsToJik876sFilesAndBackWithTheSameWeights) {
   train("to_convert", "--max-steps 2" + kQuiet);
   const std::string jik = root_ + "/jik876";

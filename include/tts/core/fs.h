@@ -44,6 +44,12 @@ int64_t file_size(const FileDescriptor& fd, const std::string& path);
 // The whole regular file `path` (opened as open_regular_file_for_read does). Throws tts::Error.
 std::string read_file(const std::string& path, Symlinks symlinks = Symlinks::kRefuse);
 
+// Reads up to `count` bytes of `fd` from byte `offset` into `buffer`, retrying short and
+// interrupted reads; fewer only at the end of the file (returns how many). Throws tts::Error
+// naming `path` on a read error.
+size_t read_at_into(const FileDescriptor& fd, const std::string& path, int64_t offset, char* buffer,
+                    size_t count);
+
 // `count` bytes of `fd` from byte `offset`, fewer only at the end of the file.
 std::string read_at(const FileDescriptor& fd, const std::string& path, int64_t offset,
                     int64_t count);

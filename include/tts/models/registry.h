@@ -46,6 +46,14 @@ struct BenchSubject {
   int64_t text_len = 0;   // symbols per utterance; 0 for a family without text input
   int64_t samples = 0;    // waveform samples per utterance; 0 for a family without audio output
   double step_gflop = 0;  // a training step's arithmetic counted from the shapes; 0: not counted
+  // The family's own fields of bench's JSON line, in order: a name and its value, quoted as a
+  // string when `text` (Tacotron-2's frames_per_step and step_products path).
+  struct Field {
+    std::string name;
+    std::string value;
+    bool text = false;
+  };
+  std::vector<Field> fields;
 };
 
 using BenchFactory = std::function<BenchSubject(const train::FamilyContext&, const BenchShape&)>;

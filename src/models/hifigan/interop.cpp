@@ -265,6 +265,11 @@ HifiganImport import_jik876(const std::string& generator_file, const std::string
                            do_file, "optim_d");
   out.steps = integer(d, "steps", do_file);
   out.epoch = integer(d, "epoch", do_file);
+  if (d.find("batch_in_epoch") != nullptr) {
+    out.batch_in_epoch = integer(d, "batch_in_epoch", do_file);
+    TTS_CHECK(out.batch_in_epoch >= 0, "'{}': 'batch_in_epoch' is {}; expected 0 or more", do_file,
+              out.batch_in_epoch);
+  }
   return out;
 }
 
@@ -308,7 +313,8 @@ void export_jik876(const Jik876State& state, const std::string& out_dir,
                  {text("optim_g"), adam_state_dict(optim_g, g_params.size(), config.train)},
                  {text("optim_d"), adam_state_dict(optim_d, d_params.size(), config.train)},
                  {text("steps"), integer_value(state.steps)},
-                 {text("epoch"), integer_value(state.epoch)}};
+                 {text("epoch"), integer_value(state.epoch)},
+                 {text("batch_in_epoch"), integer_value(state.batch_in_epoch)}};
     formats::write_torch_file(out_dir + "/do_" + suffix, d);
   }
   write_file_atomic(out_dir + "/config.json", jik876_config_json(config));

@@ -2,7 +2,11 @@
 
 matplotlib (utils.py plots spectrograms) is replaced by an empty module; librosa (meldataset.py)
 by librosa.filters.mel (the slaney filterbank of librosa 0.10, htk=False, norm='slaney', here in
-numpy) and librosa.util.normalize. Nothing of jik876's own code is changed.
+numpy) and librosa.util.normalize; scipy (meldataset.py reads wav files with scipy.io.wavfile), where
+it is not installed, by a module whose read() refuses (nothing here reads wav files). On PyTorch 2,
+whose torch.stft requires return_complex for real input, a call without it (meldataset.py's, written
+for PyTorch 1.x) gets what PyTorch 1.x returned: view_as_real of the complex result. Nothing of
+jik876's own code is changed.
 """
 import sys
 import types
@@ -66,7 +70,33 @@ def install(checkout):
         lib.util = types.ModuleType("librosa.util")
         lib.util.normalize = normalize
         sys.modules.update({"librosa": lib, "librosa.filters": lib.filters, "librosa.util": lib.util})
+    try:
+        import scipy.io.wavfile  # noqa: F401
+    except ImportError:
+        def read(path):
+            raise RuntimeError(f"jik876_stubs: no scipy to read {path}")
+        sp = types.ModuleType("scipy")
+        sp.io = types.ModuleType("scipy.io")
+        sp.io.wavfile = types.ModuleType("scipy.io.wavfile")
+        sp.io.wavfile.read = read
+        sys.modules.update({"scipy": sp, "scipy.io": sp.io, "scipy.io.wavfile": sp.io.wavfile})
+    _stft_as_pytorch_1()
     sys.path.insert(0, checkout)
+
+
+def _stft_as_pytorch_1():
+    import torch
+    if getattr(torch.stft, "_jik876_compat", False):
+        return
+    original = torch.stft
+
+    def stft(*args, **kwargs):
+        if "return_complex" in kwargs:
+            return original(*args, **kwargs)
+        return torch.view_as_real(original(*args, return_complex=True, **kwargs))
+
+    stft._jik876_compat = True
+    torch.stft = stft
 
 
 def generator(models, h):

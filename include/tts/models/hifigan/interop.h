@@ -40,6 +40,9 @@ struct Jik876State {
   std::optional<AdamState> optim_d;                // over the MSD's, then the MPD's parameters
   int64_t steps = 0;                               // do_ file's 'steps': the last step's number
   int64_t epoch = 0;                               // do_ file's 'epoch': the epoch it was in
+  // Batches of that epoch already trained: our do_ files' extra key 'batch_in_epoch' (jik876's
+  // code ignores it); 0 for jik876's own files, whose train.py restarts the epoch on resume.
+  int64_t batch_in_epoch = 0;
 };
 
 // An import: jik876's state and the settings of its config.json in our sections.
@@ -83,13 +86,16 @@ namespace tts::hifigan {
 
 // Our checkpoint of `imported`'s weights under `config` (model.kind hifigan): the generator's,
 // and the discriminators' when the import has them (else their initialization under the
-// config's seed); step and epoch from the do_ file. No optimizer state: train --init-from it to
-// fine-tune (AdamW's moments start afresh).
+// config's seed); step and epoch from the do_ file, and with it both AdamW states (moments and
+// per-parameter steps, in our optimizers' order): `train --resume` from it continues jik876's
+// training, `train --init-from` it fine-tunes with fresh moments.
 checkpoint::Checkpoint checkpoint_from_jik876(const HifiganImport& imported,
                                               const config::Config& config);
 
-// jik876's state of our HiFi-GAN checkpoint: its three networks, step and epoch (the optimizer
-// moments are not carried: export_jik876 writes fresh ones).
-Jik876State jik876_from_checkpoint(const checkpoint::Checkpoint& checkpoint);
+// jik876's state of our checkpoint (trained under `config`): the networks' tensors, step and
+// epoch, and both AdamW states when the checkpoint has the discriminators and their optimizers
+// (in jik876's order; initial_lr is config's learning rate, the base of its ExponentialLR).
+Jik876State jik876_from_checkpoint(const checkpoint::Checkpoint& checkpoint,
+                                   const config::Config& config);
 
 }  // namespace tts::hifigan
