@@ -7,10 +7,12 @@
 #include <map>
 
 #include "tts/cli/command.h"
+#include "tts/core/allocator.h"
 #include "tts/core/error.h"
 #include "tts/core/logging.h"
 
 int main(int argc, char** argv) {
+  const std::string heap_policy = tts::keep_freed_memory();
   CLI::App app{
       "tts-train: data-parallel Tacotron-2 training, from LJSpeech-format corpora to "
       "speech"};
@@ -41,6 +43,7 @@ int main(int argc, char** argv) {
                           : std::optional(tts::config::require_choice<tts::config::LogLevel>(
                                 log_level, "--log-level")));
     tts::cli::apply_log_level(nullptr);
+    tts::log::get("tts-train")->debug("{}", heap_policy);
     for (CLI::App* sub : app.get_subcommands()) return runners.at(sub)();
     return 2;
   } catch (const tts::Error& e) {

@@ -1,6 +1,7 @@
 // HiFi-GAN generation speed on one CPU thread: the generator of a config (configs/hifigan_v1.yaml,
 // _v2, _v3: jik876's V1-V3) with its initial weights, in eval mode without gradients as
-// `tts-train vocode` and `synthesize --vocoder` run it, on a random mel. Prints samples a second
+// `tts-train vocode` and `synthesize --vocoder` run it (with tts-train's heap policy,
+// tts/core/allocator.h), on a random mel. Prints samples a second
 // and the real-time factor (seconds of compute per second of audio at the config's sample rate).
 // bench/hifigan_jik876_generate.py times jik876's own inference (inference.py: remove_weight_norm,
 // then the generator under no_grad) at the same sizes.
@@ -16,6 +17,7 @@
 #include <string>
 
 #include "tts/config/config.h"
+#include "tts/core/allocator.h"
 #include "tts/models/hifigan/generator.h"
 
 int main(int argc, char** argv) {
@@ -23,6 +25,7 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "usage: bench_hifigan_generate CONFIG [FRAMES] [REPEATS] [THREADS]\n");
     return 2;
   }
+  tts::keep_freed_memory();  // as tts-train's vocode and synthesize run
   const tts::config::Config config = tts::config::load_config(argv[1]);
   const int64_t frames = argc > 2 ? std::stoll(argv[2]) : 200;
   const int repeats = argc > 3 ? std::stoi(argv[3]) : 3;
