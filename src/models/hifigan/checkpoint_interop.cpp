@@ -126,13 +126,13 @@ Jik876State jik876_from_checkpoint(const checkpoint::Checkpoint& checkpoint,
       !checkpoint.optimizers[1].empty() && !state.mpd.empty()) {
     AdamState optim_d =
         adam_state(checkpoint.optimizers[0], config.train.learning_rate, "discriminators'");
-    TTS_CHECK(optim_d.params.size() ==
-                  parameters_named(checkpoint, "mpd.") + parameters_named(checkpoint, "msd."),
+    const size_t mpd_params = parameters_named(checkpoint, "mpd.");
+    const size_t discriminator_params = mpd_params + parameters_named(checkpoint, "msd.");
+    TTS_CHECK(optim_d.params.size() == discriminator_params,
               "the checkpoint's discriminators' optimizer covers {} parameters, its "
               "discriminators have {}",
-              optim_d.params.size(),
-              parameters_named(checkpoint, "mpd.") + parameters_named(checkpoint, "msd."));
-    optim_d.params = rotated(optim_d.params, parameters_named(checkpoint, "mpd."));
+              optim_d.params.size(), discriminator_params);
+    optim_d.params = rotated(optim_d.params, mpd_params);
     state.optim_d = std::move(optim_d);
     state.optim_g = adam_state(checkpoint.optimizers[1], config.train.learning_rate, "generator's");
   }
