@@ -14,8 +14,8 @@
 int main(int argc, char** argv) {
   const std::string heap_policy = tts::keep_freed_memory();
   CLI::App app{
-      "tts-train: data-parallel Tacotron-2 training, from LJSpeech-format corpora to "
-      "speech"};
+      "tts-train: data-parallel training of text-to-speech models and their vocoders, from "
+      "speech corpora to speech"};
   app.set_version_flag("--version", std::string("tts-train ") + TTS_VERSION);
   app.require_subcommand(1);
   app.fallthrough();

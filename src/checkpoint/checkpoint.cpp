@@ -13,7 +13,6 @@
 #include "tts/core/fs.h"
 #include "tts/core/logging.h"
 #include "tts/formats/torch_file.h"
-#include "tts/model/tacotron2.h"
 #include "tts/text/symbols.h"
 
 namespace tts::checkpoint {
@@ -507,9 +506,7 @@ config::Config checkpoint_config(const Checkpoint& checkpoint, const std::string
   // The config is part of the file, not the user's: what it gets wrong is the file's error (exit
   // code 1, not a usage error's 2).
   try {
-    config::Config config = config::parse_config(checkpoint.config_yaml, where);
-    model::require_model_size(config, text::symbol_count(config.text.symbol_set));
-    return config;
+    return config::parse_config(checkpoint.config_yaml, where);
   } catch (const Error& e) {
     const std::string message = e.what();
     throw Error(message.rfind(where, 0) == 0 ? message : where + ": " + message);

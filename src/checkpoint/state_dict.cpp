@@ -4,7 +4,9 @@
 
 #include <set>
 
+#include "tts/checkpoint/state_dict_keys.h"
 #include "tts/core/error.h"
+#include "tts/formats/torch_file.h"
 
 namespace tts::checkpoint {
 namespace {
@@ -80,6 +82,30 @@ StateDictMatch match_state_dict(const std::vector<ModelTensor>& model,
 void copy_matched(const std::vector<TensorMatch>& matched) {
   torch::NoGradGuard no_grad;
   for (const TensorMatch& m : matched) m.target.tensor.copy_(m.stored);
+}
+
+std::map<std::string, torch::Tensor> foreign_state_dict(const formats::PickleValue& dict,
+                                                        const std::string& file,
+                                                        const std::string& expected,
+                                                        bool floats_only) {
+  using Kind = formats::PickleValue::Kind;
+  TTS_CHECK(dict.kind == Kind::Dict, "'{}' holds a {}; expected {}", file, dict.kind_name(),
+            expected);
+  const std::string prefix = "module.";
+  bool prefixed = !dict.entries.empty();
+  for (const auto& [key, value] : dict.entries) {
+    TTS_CHECK(key->kind == Kind::String && value->kind == Kind::Tensor &&
+                  (!floats_only || value->tensor.is_floating_point()),
+              "'{}': the state dict maps a {} to a {}; expected parameter names to {}tensors ({})",
+              file, key->kind_name(), value->kind_name(), floats_only ? "float " : "", expected);
+    check_state_dict_key(key->text, file);
+    prefixed = prefixed && key->text.rfind(prefix, 0) == 0;
+  }
+  std::map<std::string, torch::Tensor> tensors;
+  for (const auto& [key, value] : dict.entries) {
+    tensors[key->text.substr(prefixed ? prefix.size() : 0)] = value->tensor;
+  }
+  return tensors;
 }
 
 }  // namespace tts::checkpoint

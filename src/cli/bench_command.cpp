@@ -13,10 +13,8 @@
 #include "tts/core/logging.h"
 #include "tts/core/timer.h"
 #include "tts/dist/communicator.h"
-#include "tts/model/flops.h"
-#include "tts/model/layers.h"
-#include "tts/model/precision.h"
 #include "tts/models/registry.h"
+#include "tts/train/precision.h"
 #include "tts/train/step.h"
 
 namespace tts::cli {
@@ -95,8 +93,8 @@ int run_bench(const BenchArgs& args) {
       dist::make_communicator(dist::RankInfo{}, config.distributed, placement);
   const torch::Device device = placement.device;
   torch::manual_seed(config.train.seed);
-  model::apply_tf32(config.train.tf32);
-  model::check_precision(config.train.precision, device);
+  train::apply_tf32(config.train.tf32);
+  train::check_precision(config.train.precision, device);
 
   models::BenchSubject subject =
       models::family(config.model.kind)
@@ -165,7 +163,7 @@ int run_bench(const BenchArgs& args) {
     // How close the step is to the machine's limit: the step's arithmetic, counted from the
     // shapes, at the measured step time, against a GEMM of the step's precision on this device.
     const double achieved_gflops = subject.step_gflop / median_step;
-    const double peak_gflops = model::measure_gemm_gflops(
+    const double peak_gflops = train::measure_gemm_gflops(
         device,
         config.train.precision == config::Precision::kBf16 ? torch::kBFloat16 : torch::kFloat32);
     log::get("bench")->info(
@@ -186,17 +184,17 @@ Runner setup_bench(CLI::App& app) {
   auto args = std::make_shared<BenchArgs>();
   args->config.add_to(app, true);
   app.add_option("--batch", args->batch, "utterances per step (default: train.batch_size)");
-  app.add_option("--text-len", args->text_len, "symbols per utterance (Tacotron-2)")
+  app.add_option("--text-len", args->text_len, "symbols per utterance (a family that reads text)")
       ->capture_default_str();
   app.add_option("--frames", args->frames,
-                 "mel frames per utterance (Tacotron-2: rounded up to a multiple of r; default "
-                 "600) or per vocoder window (default: the training window, "
-                 "hifigan.segment_size or wavenet.max_time_steps)");
+                 "mel frames per utterance (a family that reads text: rounded up to a multiple "
+                 "of r; default 600) or per vocoder window (default: the family's training "
+                 "window)");
   app.add_option("--steps", args->steps, "timed steps, after one warm-up step")
       ->capture_default_str();
   app.add_option("--threads", args->threads, "intra-op threads (default: libtorch's choice)");
   app.add_option("--symbols", args->symbols,
-                 "symbol table size (148 = NVIDIA/tacotron2's, for comparable parameter counts)")
+                 "symbol table size (148 = NVIDIA's, for comparable parameter counts)")
       ->capture_default_str();
   app.add_option("--device", args->device, "cpu, or cuda when built with CUDA")
       ->capture_default_str();
@@ -205,11 +203,12 @@ Runner setup_bench(CLI::App& app) {
                  "kernel), gemm (libtorch's BLAS) or fastest (each shape timed once); "
                  "default: the config's train.step_products");
   app.footer(
-      "Times the family model.kind names (tacotron2, hifigan, wavenet). Prints one JSON line: "
+      "Times the family model.kind names. Prints one JSON line: "
       "median_step_s, mel_frames_per_s (batch x frames / median step), for a vocoder "
       "samples_per_s (batch x window samples / median step), model, params, the median phase "
       "times forward_s (forward + loss), backward_s, optimizer_s (clip + optimizer), loss and "
-      "the shapes; for Tacotron-2 also step_gflop (the step's matrix products and convolutions "
+      "the shapes; for a family that counts its arithmetic also step_gflop (the step's matrix "
+      "products and convolutions "
       "counted from the shapes, 3 x forward), achieved_gflops, peak_gemm_gflops (a 1024^3 GEMM "
       "of the step's precision on the device) and fraction_of_peak. Progress goes to stderr.");
   return [args]() { return run_bench(*args); };

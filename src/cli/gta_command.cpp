@@ -1,19 +1,21 @@
-// tts-train gta: ground-truth-aligned (teacher-forced) postnet mels of a feature store, for
-// fine-tuning WaveGlow or HiFi-GAN on what the model produces. --nproc-per-node N splits the
+// tts-train gta: ground-truth-aligned (teacher-forced) mels of a feature store, for fine-tuning a
+// vocoder on what the acoustic model produces (the checkpoint's family computes them: its acoustic
+// role, models/roles.h). --nproc-per-node N splits the
 // utterances over N worker processes (no communication: each writes its own files).
 #include <torch/torch.h>
 
 #include "tts/cli/command.h"
+#include "tts/core/error.h"
 #include "tts/core/logging.h"
 #include "tts/dist/launcher.h"
 #include "tts/dist/rank_info.h"
-#include "tts/inference/gta.h"
+#include "tts/models/registry.h"
 
 namespace tts::cli {
 namespace {
 
 struct GtaArgs {
-  inference::GtaRequest request;
+  models::GtaRequest request;
   int nproc_per_node = 1;
 };
 
@@ -41,12 +43,18 @@ Runner setup_gta(CLI::App& app) {
                                   config::DistributedOptions{});
     }
     apply_log_level(nullptr, rank.rank, rank.world_size);
-    inference::GtaRequest request = args->request;
+    models::GtaRequest request = args->request;
     request.rank = rank.rank;
     request.world_size = rank.world_size;
     request.local_rank = rank.local_rank;
     request.local_world_size = rank.local_world_size;
-    inference::run_gta(request);
+    models::TrainedCheckpoint trained = models::read_trained(request.checkpoint);
+    const models::FamilyEntry& family = models::family(trained.config.model.kind);
+    TTS_USAGE_CHECK(family.acoustic.gta,
+                    "{} is a model.kind {} checkpoint: gta computes the mels of an acoustic "
+                    "model's checkpoint (teacher-forced over a feature store)",
+                    trained.source, trained.config.model.kind);
+    family.acoustic.gta(trained, request);
     return 0;
   };
 }

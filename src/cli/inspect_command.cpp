@@ -47,7 +47,7 @@ Runner setup_inspect(CLI::App& app) {
   app.add_flag("--json", *json, "print one JSON object instead of text");
   return [path, json]() {
     checkpoint::Checkpoint checkpoint = checkpoint::load_checkpoint(*path);
-    config::Config config = checkpoint::checkpoint_config(checkpoint, *path);
+    config::Config config = models::config_of(checkpoint, *path);
     std::set<std::string> parameters(checkpoint.parameter_names.begin(),
                                      checkpoint.parameter_names.end());
     int64_t parameter_count = 0;

@@ -1,4 +1,5 @@
-// tts-train vocode: mels (.npy) to audio with a trained vocoder checkpoint (HiFi-GAN). Each mel's
+// tts-train vocode: mels (.npy) to audio with a trained vocoder checkpoint (any family with the
+// vocoder role, models/roles.h). Each mel's
 // settings are checked against the vocoder's before anything is generated: a mel that lies in a
 // feature store or a gta output (a features.yaml beside it or one folder up) is refused when it
 // was made with other settings, naming each one; a bare .npy cannot be checked and says so.
@@ -10,7 +11,9 @@
 #include "tts/cli/command.h"
 #include "tts/core/error.h"
 #include "tts/core/logging.h"
-#include "tts/inference/vocoder.h"
+#include "tts/formats/npy.h"
+#include "tts/inference/mel_files.h"
+#include "tts/models/registry.h"
 
 namespace tts::cli {
 namespace {
@@ -25,20 +28,20 @@ struct VocodeArgs {
 Runner setup_vocode(CLI::App& app) {
   auto args = std::make_shared<VocodeArgs>();
   app.add_option("--checkpoint", args->checkpoint,
-                 "vocoder checkpoint file, RUN/checkpoints/latest or run directory (jik876's "
-                 "g_XXXXXXXX: convert it first with tts-train convert --from hifigan)")
+                 "vocoder checkpoint file, RUN/checkpoints/latest or run directory (another "
+                 "framework's file: convert it first, tts-train convert --help lists the formats)")
       ->required();
   app.add_option("--mel", args->mels,
                  "mel .npy, [frames, n_mels] (a feature store's, gta's, synthesize's) or "
                  "[n_mels, frames] (NVIDIA's, jik876's); repeat for several")
       ->required();
   app.add_option("--out", args->out,
-                 "output .wav (one --mel) or directory (one ID.wav per mel, named after it)")
+                 "output .wav (one --mel), .npy (one --mel: the float samples at the vocoder's "
+                 "sample rate) or directory (one ID.wav per mel, named after it)")
       ->required();
   return [args]() {
     auto log = log::get("vocode");
-    std::unique_ptr<inference::Vocoder> vocoder =
-        inference::load_vocoder(args->checkpoint, torch::kCPU);
+    std::unique_ptr<models::Vocoder> vocoder = models::load_vocoder(args->checkpoint, torch::kCPU);
     const config::Config& config = vocoder->config();
     // Every mel is read and checked before the first is vocoded: a mismatch found late would
     // leave half the outputs written.
@@ -55,15 +58,22 @@ Runner setup_vocode(CLI::App& app) {
       }
       mels.push_back(inference::read_mel_npy(path, config.audio.n_mels));
     }
+    // One mel to one file: a .wav, or an .npy of the float samples (what `forward` compares);
+    // else a folder of ID.wav.
+    const std::string extension = fs::path(args->out).extension().string();
     const bool to_directory =
-        !(args->mels.size() == 1 && fs::path(args->out).extension() == ".wav");
+        !(args->mels.size() == 1 && (extension == ".wav" || extension == ".npy"));
     if (to_directory) fs::create_directories(args->out);
     for (size_t i = 0; i < mels.size(); ++i) {
       const std::string out =
           to_directory ? (fs::path(args->out) / fs::path(args->mels[i]).stem()).string() + ".wav"
                        : args->out;
       std::vector<float> samples = vocoder->vocode(mels[i]);
-      audio::write_wav(out, samples, config.audio.sample_rate);
+      if (!to_directory && extension == ".npy") {
+        formats::write_npy(out, samples.data(), {static_cast<int64_t>(samples.size())});
+      } else {
+        audio::write_wav(out, samples, config.audio.sample_rate);
+      }
       log->info("{}: {:.2f} s from {} mel frames ({})", out,
                 static_cast<double>(samples.size()) / config.audio.sample_rate, mels[i].size(0),
                 args->mels[i]);
@@ -74,7 +84,6 @@ Runner setup_vocode(CLI::App& app) {
 
 }  // namespace
 
-TTS_REGISTER_COMMAND("vocode", "mels (.npy) to audio with a trained vocoder (HiFi-GAN)", 46,
-                     setup_vocode);
+TTS_REGISTER_COMMAND("vocode", "mels (.npy) to audio with a trained vocoder", 46, setup_vocode);
 
 }  // namespace tts::cli

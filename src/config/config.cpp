@@ -512,7 +512,7 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
   if (!in) {
     throw UsageError(
         fmt::format("cannot read config file '{}': {}; pass an existing YAML file "
-                    "such as configs/ljspeech_tacotron2.yaml",
+                    "such as one of configs/",
                     path, std::strerror(errno)));
   }
   std::stringstream text;
@@ -549,58 +549,14 @@ bool operator==(const Config& a, const Config& b) {
   return dump_selected(a, {}) == dump_selected(b, {});
 }
 
-namespace {
-
-int64_t product(const std::vector<int>& values) {
-  int64_t p = 1;
-  for (int v : values) p *= v;
-  return p;
-}
-
-// A vocoder turns each mel frame into audio.hop_length samples: its upsampling must multiply to
-// the hop, and its training windows hold whole frames.
-void validate_vocoder(const char* scales_key, const std::vector<int>& scales,
-                      const char* window_key, int window, const AudioOptions& audio,
-                      ModelKind kind) {
-  const int hop = audio.hop_length;
-  require(audio.waveforms, "audio.waveforms", audio.waveforms,
-          fmt::format("must be true with model.kind: {}: a vocoder trains on the waveform of each "
-                      "mel, which preprocess keeps only when asked",
-                      kind));
-  require(product(scales) == hop, scales_key, fmt::format("[{}]", fmt::join(scales, ", ")),
-          fmt::format("must multiply to audio.hop_length ({}): each mel frame becomes that many "
-                      "samples",
-                      hop));
-  require(window % hop == 0, window_key, window,
-          fmt::format("must be a multiple of audio.hop_length ({}), so that a window holds whole "
-                      "mel frames",
-                      hop));
-}
-
-}  // namespace
-
 void Config::validate() const {
   audio.validate();
   text.validate();
   data.validate();
-  model.validate();
-  hifigan.validate();
-  wavenet.validate();
   train.validate();
   distributed.validate();
   logging.validate();
-  switch (model.kind) {
-    case ModelKind::kTacotron2:
-      break;
-    case ModelKind::kHifigan:
-      validate_vocoder("hifigan.upsample_rates", hifigan.upsample_rates, "hifigan.segment_size",
-                       hifigan.segment_size, audio, model.kind);
-      break;
-    case ModelKind::kWavenet:
-      validate_vocoder("wavenet.upsample_scales", wavenet.upsample_scales, "wavenet.max_time_steps",
-                       wavenet.max_time_steps, audio, model.kind);
-      break;
-  }
+  validate_families(model, *this, audio, train);
 }
 
 }  // namespace tts::config

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "tts/config/model_options.h"
+#include "tts/models/kinds.h"
 
 namespace tts::config {
 namespace {

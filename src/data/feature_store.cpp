@@ -194,17 +194,15 @@ std::vector<std::string> settings_mismatches(const config::Config& store,
         "model.predict_linear: false",
         store_dir));
   }
-  if (config.model.kind != config::ModelKind::kTacotron2) {
-    // A vocoder reads no text, and trains on the waveforms.
-    if (!s.waveforms) {
-      m.add(fmt::format(
-          "features in {} keep no waveforms (audio.waveforms=false) but model.kind={} trains on "
-          "them: re-run tts-train preprocess with audio.waveforms: true (or tts-train gta from "
-          "such a store)",
-          store_dir, config.model.kind));
-    }
-    return m.take();
+  const config::StoreNeeds needs = config::store_needs(config.model.kind);
+  if (needs.waveforms && !s.waveforms) {
+    m.add(fmt::format(
+        "features in {} keep no waveforms (audio.waveforms=false) but model.kind={} trains on "
+        "them: re-run tts-train preprocess with audio.waveforms: true (or tts-train gta from "
+        "such a store)",
+        store_dir, config.model.kind));
   }
+  if (!needs.text) return m.take();
   m.compare("text.frontend", store.text.frontend, config.text.frontend);
   if (config.text.frontend == config::Frontend::kPhonemes) {
     m.compare("text.language", store.text.language, config.text.language);
@@ -336,7 +334,7 @@ FeatureStore FeatureStore::open(const std::string& dir, const config::Config& co
                                  fmt::join(mismatches, "\n  ")));
   }
   // Phonemes made by another espeak-ng would not be the ones synthesize makes from text.
-  if (config.model.kind == config::ModelKind::kTacotron2 &&
+  if (config::store_needs(config.model.kind).text &&
       config.text.frontend == config::Frontend::kPhonemes) {
     const std::string running = text::Phonemizer::version();
     TTS_USAGE_CHECK(settings.phonemizer == running,
@@ -352,7 +350,7 @@ FeatureStore FeatureStore::open(const std::string& dir, const config::Config& co
   TTS_CHECK(!store.train_.empty(), "{}/train.tsv: no utterances; re-run tts-train preprocess",
             store.dir_);
   bool need_linear = config.audio.linear || config.model.predict_linear;
-  bool need_waveforms = config.model.kind != config::ModelKind::kTacotron2;
+  bool need_waveforms = config::store_needs(config.model.kind).waveforms;
   for (const auto* list : {&store.train_, &store.val_}) {
     for (const auto& u : *list) {
       TTS_CHECK(!need_linear || !u.linear_path.empty(),

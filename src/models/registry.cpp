@@ -1,5 +1,7 @@
 #include "tts/models/registry.h"
 
+#include <torch/torch.h>
+
 #include "tts/core/error.h"
 #include "tts/models/hifigan/family.h"
 #include "tts/models/tacotron2/family.h"
@@ -8,12 +10,10 @@
 namespace tts::models {
 
 const FamilyEntry& family(config::ModelKind kind) {
-  static const FamilyEntry kTacotron2{tacotron2::make_family, tacotron2::summarize_checkpoint,
-                                      tacotron2::make_bench};
-  static const FamilyEntry kHifigan{hifigan::make_family, hifigan::summarize_checkpoint,
-                                    hifigan::make_bench};
-  static const FamilyEntry kWavenet{wavenet::make_family, wavenet::summarize_checkpoint,
-                                    wavenet::make_bench};
+  // One line per family: its entry, filled in its own folder.
+  static const FamilyEntry kTacotron2 = tacotron2::entry();
+  static const FamilyEntry kHifigan = hifigan::entry();
+  static const FamilyEntry kWavenet = wavenet::entry();
   switch (kind) {
     case config::ModelKind::kTacotron2:
       return kTacotron2;
@@ -23,6 +23,83 @@ const FamilyEntry& family(config::ModelKind kind) {
       return kWavenet;
   }
   throw Error(fmt::format("model.kind {}: no family is registered for it", kind));
+}
+
+namespace {
+
+const std::vector<config::ModelKind>& all_kinds() {
+  static const std::vector<config::ModelKind> kinds = [] {
+    std::vector<config::ModelKind> all;
+    for (const auto& [kind, name] : config::ChoiceNames<config::ModelKind>::names) {
+      all.push_back(kind);
+    }
+    return all;
+  }();
+  return kinds;
+}
+
+}  // namespace
+
+config::Config config_of(const checkpoint::Checkpoint& checkpoint, const std::string& source) {
+  config::Config config = checkpoint::checkpoint_config(checkpoint, source);
+  const FamilyEntry& entry = family(config.model.kind);
+  if (!entry.check_size) return config;
+  const std::string where = source + " (config)";
+  try {
+    entry.check_size(config);
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    throw Error(message.rfind(where, 0) == 0 ? message : where + ": " + message);
+  }
+  return config;
+}
+
+TrainedCheckpoint read_trained(const std::string& path) {
+  TrainedCheckpoint trained;
+  trained.checkpoint = checkpoint::load_newest_checkpoint(path, &trained.source);
+  trained.config = config_of(trained.checkpoint, trained.source);
+  return trained;
+}
+
+std::unique_ptr<Vocoder> load_vocoder(const std::string& path, const torch::Device& device) {
+  TrainedCheckpoint trained = read_trained(path);
+  const config::ModelKind kind = trained.config.model.kind;
+  const FamilyEntry& entry = family(kind);
+  if (!entry.load_vocoder) {
+    std::vector<std::string> vocoders;
+    for (config::ModelKind other : all_kinds()) {
+      if (family(other).load_vocoder) vocoders.push_back(fmt::format("{}", other));
+    }
+    throw UsageError(fmt::format(
+        "{} is a model.kind {} checkpoint, not a vocoder{}; a vocoder is a checkpoint of "
+        "model.kind {}",
+        trained.source, kind,
+        entry.acoustic.synthesize ? ": give it as --checkpoint (the acoustic model)" : "",
+        fmt::join(vocoders, " or ")));
+  }
+  return entry.load_vocoder(trained, device);
+}
+
+const Converter& converter(const std::string& format) {
+  std::vector<std::string> formats;
+  for (config::ModelKind kind : all_kinds()) {
+    for (const Converter& candidate : family(kind).converters) {
+      if (candidate.format == format) return candidate;
+      formats.push_back(candidate.format);
+    }
+  }
+  throw UsageError(fmt::format("convert: unknown format '{}': expected one of {}", format,
+                               fmt::join(formats, ", ")));
+}
+
+std::vector<std::pair<std::string, config::ModelKind>> converter_formats() {
+  std::vector<std::pair<std::string, config::ModelKind>> formats;
+  for (config::ModelKind kind : all_kinds()) {
+    for (const Converter& candidate : family(kind).converters) {
+      formats.emplace_back(candidate.format, kind);
+    }
+  }
+  return formats;
 }
 
 }  // namespace tts::models

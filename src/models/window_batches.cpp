@@ -3,7 +3,25 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include "tts/audio/compression.h"
+
 namespace tts::models {
+
+float silent_mel_value(const config::AudioOptions& audio) {
+  float value = 0.0f;
+  audio::Compression(audio).compress_in_place(&value, 1);
+  return value;
+}
+
+data::SegmentSpec window_spec(const config::AudioOptions& audio, int64_t window_samples,
+                              int64_t context) {
+  data::SegmentSpec spec;
+  spec.hop = audio.hop_length;
+  spec.frames = window_samples / spec.hop;
+  spec.context = context;
+  spec.mel_floor = silent_mel_value(audio);
+  return spec;
+}
 
 BenchSubject window_bench(std::unique_ptr<train::Family> family, data::SegmentSpec spec,
                           const BenchShape& shape, int64_t n_mels, const torch::Device& device) {

@@ -12,8 +12,8 @@
 #include "tts/core/timer.h"
 #include "tts/dist/communicator.h"
 #include "tts/dist/replicas.h"
-#include "tts/model/precision.h"
 #include "tts/train/metrics.h"
+#include "tts/train/precision.h"
 #include "tts/train/r_schedule.h"
 #include "tts/train/reporting.h"
 #include "tts/train/scheduler.h"
@@ -75,8 +75,8 @@ Run::Run(const config::Config& config, const TrainArgs& args, dist::Communicator
       scheduler_(config_, args.max_steps >= 0 ? args.max_steps : config.train.max_steps) {
   dist::check_same_config(config::fingerprint(config), comm_);
   torch::manual_seed(static_cast<uint64_t>(config.train.seed));
-  model::apply_tf32(config.train.tf32);
-  model::check_precision(config.train.precision, device_);
+  train::apply_tf32(config.train.tf32);
+  train::check_precision(config.train.precision, device_);
   family_ = make_family(
       FamilyContext{config_, placement, comm_, args.data_dir, args.run_dir, phase_at(config_, 0)});
   if (!args.init_from.empty()) {

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "../checkpoint/nvidia_fixture.h"
+#include "../models/tacotron2/nvidia_fixture.h"
 #include "cli_test_util.h"
 
 namespace fs = std::filesystem;

@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
-#include "../checkpoint/nvidia_fixture.h"
+#include "../models/tacotron2/nvidia_fixture.h"
 #include "cli_test_util.h"
-#include "tts/checkpoint/nvidia.h"
 #include "tts/core/fs.h"
+#include "tts/models/tacotron2/nvidia.h"
 #include "tts/text/text_processor.h"
 
 namespace fx = nvidia_fixture;
@@ -135,9 +135,9 @@ TEST(NvidiaTraining, ThreeStepsUnderNvidiasRecipeTakeNvidiasUpdates) {
   // Adam (eps 1e-8) turns into full-size steps: NVIDIA's own run on another BLAS or thread count
   // moves them differently. Those biases are held to the size of their update, and the
   // running means of their BatchNorms (which average the bias in) to 1e-2.
-  auto before = tts::checkpoint::read_nvidia_state_dict(fx::kCheckpoint);
-  auto theirs = tts::checkpoint::read_nvidia_state_dict(fx::kDir + "/train_expected.pt");
-  auto after = tts::checkpoint::read_nvidia_state_dict(exported);
+  auto before = tts::tacotron2::read_nvidia_state_dict(fx::kCheckpoint);
+  auto theirs = tts::tacotron2::read_nvidia_state_dict(fx::kDir + "/train_expected.pt");
+  auto after = tts::tacotron2::read_nvidia_state_dict(exported);
   ASSERT_EQ(after.size(), theirs.size());
   auto ends_with = [](const std::string& name, const std::string& suffix) {
     return name.size() >= suffix.size() &&

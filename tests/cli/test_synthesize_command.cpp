@@ -12,7 +12,7 @@
 #include "tts/audio/audio_io.h"
 #include "tts/checkpoint/checkpoint.h"
 #include "tts/config/config.h"
-#include "tts/model/tacotron2.h"
+#include "tts/models/tacotron2/network.h"
 #include "tts/text/text_processor.h"
 
 namespace fs = std::filesystem;
@@ -26,8 +26,8 @@ const std::string kTiny = std::string(TTS_SOURCE_DIR) + "/configs/tiny.yaml";
 // bias at +50: every utterance stops at the first decoder step, r = 2 frames or fewer.
 std::string stop_at_once_checkpoint(const std::string& dir, const tts::config::Config& config) {
   int64_t n_linear = config.model.predict_linear ? config.audio.n_linear() : 0;
-  tts::model::Tacotron2 model(config.model, tts::text::TextProcessor(config.text).num_symbols(),
-                              config.audio.n_mels, n_linear, config.train.max_scheduled_r());
+  tts::tacotron2::Tacotron2 model(config.model, tts::text::TextProcessor(config.text).num_symbols(),
+                                  config.audio.n_mels, n_linear, config.train.max_scheduled_r());
   auto parameters = model->named_parameters();
   torch::Tensor* gate_bias = parameters.find("decoder.gate_layer.bias");
   EXPECT_NE(gate_bias, nullptr) << "the stop-token layer was renamed";

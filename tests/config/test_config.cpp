@@ -181,6 +181,21 @@ TEST(Config, RangeAndCrossFieldRulesNameTheKeyPath) {
   }
 }
 
+// A run-wide choice is honoured by every family or refused for it at config time, naming the
+// family and the key: the vocoders train in fp32 only; Tacotron-2 takes bf16.
+TEST(Config, APrecisionAFamilyCannotTrainInIsRefusedNamingTheFamilyAndTheKey) {
+  for (const char* config : {"hifigan_small.yaml", "wavenet_small.yaml"}) {
+    std::string message =
+        usage_error([&] { load_config(config_path(config), {"train.precision=bf16"}); });
+    EXPECT_NE(message.find("train.precision"), std::string::npos) << config << ": " << message;
+    EXPECT_NE(message.find("model.kind"), std::string::npos) << config << ": " << message;
+    EXPECT_NE(message.find("fp32 only"), std::string::npos) << config << ": " << message;
+    EXPECT_NO_THROW(load_config(config_path(config), {"train.precision=fp32"})) << config;
+  }
+  EXPECT_EQ(load_config(config_path("tiny.yaml"), {"train.precision=bf16"}).train.precision,
+            tts::config::Precision::kBf16);
+}
+
 // Numbers that size memory have ceilings no real setup reaches; a broken rule names the file and
 // the line that set the key (or the --set), and why the ceiling is where it is.
 TEST(Config, CeilingsNameTheFileTheLineAndTheKey) {

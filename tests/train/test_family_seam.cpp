@@ -11,8 +11,8 @@
 #include "tts/config/config.h"
 #include "tts/data/feature_store.h"
 #include "tts/data/loader.h"
-#include "tts/model/tacotron2.h"
 #include "tts/models/tacotron2/forward.h"
+#include "tts/models/tacotron2/network.h"
 #include "tts/text/text_processor.h"
 #include "tts/train/lr_schedule.h"
 #include "tts/train/optimizer.h"
@@ -38,7 +38,8 @@ TEST_F(FamilySeam, TacotronTrainsBitForBitAsThePlainLoop) {
   tts::text::TextProcessor text(config.text);
   torch::manual_seed(static_cast<uint64_t>(config.train.seed));
   const tts::data::Phase phase = tts::train::phase_at(config, 0);
-  tts::model::Tacotron2 model = tts::model::build_model(config, text.num_symbols(), phase.r);
+  tts::tacotron2::Tacotron2 model =
+      tts::tacotron2::build_model(config, text.num_symbols(), phase.r);
   std::vector<torch::Tensor> parameters = model->parameters();
   auto adam = tts::train::make_adam(parameters, tts::train::adam_settings(config.train));
   tts::data::Loader loader(
@@ -52,8 +53,8 @@ TEST_F(FamilySeam, TacotronTrainsBitForBitAsThePlainLoop) {
       if (!batch) break;
       model->train();
       adam->zero_grad();
-      tts::model::TacotronOutput output;
-      tts::model::LossParts parts =
+      tts::tacotron2::TacotronOutput output;
+      tts::tacotron2::LossParts parts =
           tts::tacotron2::forward_loss(*model, *batch, config.train, &output);
       parts.total.backward();
       torch::nn::utils::clip_grad_norm_(parameters, config.train.grad_clip_thresh);

@@ -7,7 +7,7 @@
 
 #include "tts/config/config.h"
 #include "tts/core/error.h"
-#include "tts/model/tacotron2.h"
+#include "tts/models/tacotron2/network.h"
 #include "tts/train/r_schedule.h"
 
 namespace {
@@ -28,7 +28,7 @@ tts::config::Config small_config() {
   return config;
 }
 
-std::map<std::string, std::vector<int64_t>> shapes(tts::model::Tacotron2Impl& model) {
+std::map<std::string, std::vector<int64_t>> shapes(tts::tacotron2::Tacotron2Impl& model) {
   std::map<std::string, std::vector<int64_t>> out;
   for (const auto& item : model.named_parameters()) out[item.key()] = item.value().sizes().vec();
   return out;
@@ -82,7 +82,7 @@ TEST(RSchedule, TheConfigReadsRowsAndRefusesBadOnes) {
 TEST(RSchedule, WithoutAScheduleTheParametersKeepNvidiasShapes) {
   tts::config::Config config = small_config();
   config.model.n_frames_per_step = 3;
-  tts::model::Tacotron2 model(config.model, 20, kMels, 0);
+  tts::tacotron2::Tacotron2 model(config.model, 20, kMels, 0);
   auto s = shapes(*model);
   EXPECT_EQ(s["decoder.prenet.layer0.weight"], (std::vector<int64_t>{8, kMels * 3}));
   EXPECT_EQ(s["decoder.linear_projection.weight"], (std::vector<int64_t>{kMels * 3, 24 + 16}));
@@ -95,7 +95,7 @@ TEST(RSchedule, EveryROfTheScheduleRunsFromTheSameParameters) {
   tts::config::Config config = small_config();
   config.model.n_frames_per_step = 3;
   torch::manual_seed(1);
-  tts::model::Tacotron2 model(config.model, 20, kMels, 0, /*max_r=*/3);
+  tts::tacotron2::Tacotron2 model(config.model, 20, kMels, 0, /*max_r=*/3);
   auto s = shapes(*model);
   EXPECT_EQ(s["decoder.prenet.layer0.weight"], (std::vector<int64_t>{8, kMels}));  // last frame
   EXPECT_EQ(s["decoder.linear_projection.weight"], (std::vector<int64_t>{kMels * 3, 24 + 16}));

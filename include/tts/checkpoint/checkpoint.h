@@ -104,9 +104,8 @@ void write_checkpoint(const std::string& path, const Checkpoint& checkpoint);
 std::string save_checkpoint(const std::string& dir, const Checkpoint& checkpoint, int keep);
 
 // The config a checkpoint was trained with, as its run's config file says, checked by the config's
-// rules and refused when its model would pass model::kMaxParameterBytes, before anything is
-// allocated for it. `source` names it in errors. Build its model with model::build_model(config,
-// n_symbols, checkpoint_phase(...).r).
+// rules. `source` names it in errors. Its family's ceilings are checked by models::config_of,
+// which everything that builds a network from a file reads the config through.
 config::Config checkpoint_config(const Checkpoint& checkpoint, const std::string& source);
 
 // The phase in force when the checkpoint was written (train.r_schedule changes r and the batch

@@ -10,6 +10,10 @@
 #include <string>
 #include <vector>
 
+namespace tts::formats {
+struct PickleValue;
+}
+
 namespace torch::nn {
 class Module;
 }
@@ -62,5 +66,15 @@ StateDictMatch match_state_dict(const std::vector<ModelTensor>& model,
 
 // Copies every stored tensor into its target, converted to the target's dtype and device.
 void copy_matched(const std::vector<TensorMatch>& matched);
+
+// The one reader of other frameworks' state dicts (NVIDIA's, jik876's, r9y9's files): `dict`, a
+// value of a torch.save file, must map parameter names (state_dict_keys.h: bounded, dot-separated
+// words) to tensors, floating-point ones with `floats_only`; DDP's "module." prefix is removed
+// when every key has it. Throws tts::Error naming `file` and saying what it should hold
+// (`expected`: "NVIDIA's train.py checkpoint (a dict with 'state_dict') or a state dict").
+std::map<std::string, torch::Tensor> foreign_state_dict(const formats::PickleValue& dict,
+                                                        const std::string& file,
+                                                        const std::string& expected,
+                                                        bool floats_only = false);
 
 }  // namespace tts::checkpoint

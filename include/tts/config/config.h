@@ -10,22 +10,19 @@
 #include "tts/config/audio_options.h"
 #include "tts/config/data_options.h"
 #include "tts/config/distributed_options.h"
-#include "tts/config/hifigan_options.h"
 #include "tts/config/logging_options.h"
-#include "tts/config/model_options.h"
 #include "tts/config/text_options.h"
 #include "tts/config/train_options.h"
-#include "tts/config/wavenet_options.h"
+#include "tts/models/kinds.h"
 
 namespace tts::config {
 
-struct Config {
+// The family sections (models/kinds.h) are members by inheritance: config.hifigan, config.wavenet.
+struct Config : FamilySections {
   AudioOptions audio;
   TextOptions text;
   DataOptions data;
   ModelOptions model;
-  HifiganOptions hifigan;
-  WavenetOptions wavenet;
   TrainOptions train;
   DistributedOptions distributed;
   LoggingOptions logging;
@@ -36,14 +33,14 @@ struct Config {
     v.section("text", text);
     v.section("data", data);
     v.section("model", model);
-    v.section("hifigan", hifigan);
-    v.section("wavenet", wavenet);
+    visit_family_sections(v);
     v.section("train", train);
     v.section("distributed", distributed);
     v.section("logging", logging);
   }
 
-  // Every section's rules, then the choice lists. Throws UsageError with the key path.
+  // Every section's rules, then the rules of the family model.kind names (models/kinds.h).
+  // Throws UsageError with the key path.
   void validate() const;
 };
 

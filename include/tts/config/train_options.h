@@ -117,9 +117,9 @@ struct TrainOptions {
       "relative error in the products); no effect on the CPU");
     v("learning_rate", learning_rate, "initial (or peak, for noam) learning rate");
     v("lr_schedule", lr_schedule,
-      "constant, exponential (Rayhane), noam (warm-up), staircase (r9y9's WaveNet: times "
-      "lr_decay_rate every lr_decay_steps steps) or per_epoch (HiFi-GAN: times lr_decay_rate "
-      "each epoch)");
+      "constant, exponential (Rayhane), noam (warm-up), staircase (r9y9's vocoder: times "
+      "lr_decay_rate every lr_decay_steps steps) or per_epoch (jik876's vocoder: times "
+      "lr_decay_rate each epoch)");
     v("lr_decay_start", lr_decay_start, "exponential: step at which decay starts");
     v("lr_decay_steps", lr_decay_steps,
       "exponential: steps per factor of lr_decay_rate; staircase: steps between decays");

@@ -1,6 +1,9 @@
-// model.kind -> what its family registers: the trainer's factory (train/family.h) and inspect's
-// summary of a checkpoint. Adding a model family is one folder, src/models/<kind>/ (with
-// include/tts/models/<kind>/), a ModelKind name in config/model_options.h, and one line in
+// model.kind -> what its family registers: the trainer's factory (train/family.h), inspect's
+// summary of a checkpoint, bench's subject, the size check of a config read from a file, and its
+// roles after training (models/roles.h): vocoder, acoustic model, converters, forward. Each
+// family fills its FamilyEntry in its own folder (`entry()`); src/models/registry.cpp lists them,
+// one line each. Adding a model family is one folder, src/models/<kind>/ (with
+// include/tts/models/<kind>/), its name and config section in models/kinds.h, and one line in
 // registry.cpp.
 #pragma once
 
@@ -13,6 +16,7 @@
 
 #include "tts/checkpoint/checkpoint.h"
 #include "tts/config/config.h"
+#include "tts/models/roles.h"
 #include "tts/train/family.h"
 
 namespace tts::models {
@@ -64,10 +68,36 @@ struct FamilyEntry {
       summarize_checkpoint;
   // bench's subject; the context's data_dir, run_dir and initial_phase are unused.
   BenchFactory bench;
+  // Throws tts::Error when a config read from a file asks for a network past the family's
+  // ceilings; run before anything is built (config_of). Empty: nothing to check.
+  std::function<void(const config::Config&)> check_size;
+  // The roles after training; empty where the family does not play one.
+  VocoderLoader load_vocoder;
+  AcousticRole acoustic;
+  std::vector<Converter> converters;
+  ForwardRole forward;
 };
 
 // The family model.kind names. Throws tts::Error for a kind with no registration.
 const FamilyEntry& family(config::ModelKind kind);
+
+// The config a checkpoint holds (checkpoint::checkpoint_config), checked against its family's
+// ceilings before anything is built. Throws tts::Error naming `source`.
+config::Config config_of(const checkpoint::Checkpoint& checkpoint, const std::string& source);
+
+// The newest readable checkpoint at `path` (a file, RUN/checkpoints/latest, a checkpoints folder or
+// a run folder) with its config (config_of).
+TrainedCheckpoint read_trained(const std::string& path);
+
+// A trained vocoder from `path` on `device`, in eval mode. Throws UsageError for a checkpoint of a
+// family that does not vocode (naming where it goes instead), tts::Error for one that does not
+// load.
+std::unique_ptr<Vocoder> load_vocoder(const std::string& path, const torch::Device& device);
+
+// The converter of --from/--to `format`. Throws UsageError listing the formats for another name.
+const Converter& converter(const std::string& format);
+// Every format a family converts, with the kind of the family that converts it.
+std::vector<std::pair<std::string, config::ModelKind>> converter_formats();
 
 inline train::FamilyFactory family_factory(config::ModelKind kind) { return family(kind).make; }
 

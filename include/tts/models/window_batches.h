@@ -16,6 +16,20 @@
 
 namespace tts::models {
 
+// Note [Silent-mel floor]: a vocoder's training window may run past its utterance's last frame
+// (a window is cut at random, whole frames of mel beside frames * hop samples); the frames past
+// the end hold the value a mel of silence has under the config's compression (log of the clamp
+// floor), not zero, which is a loud frame after log compression. The audio there is zero.
+// data::read_window fills them; both vocoder families build their windows with window_spec().
+float silent_mel_value(const config::AudioOptions& audio);
+
+// The training window of a vocoder: `window_samples` samples (a whole number of frames: Note
+// [Hop = product of the upsampling], models/vocoder_options.h) and their mel frames, with
+// `context` frames of mel more on each side (WaveNet's cin_pad), past an utterance's end filled by
+// Note [Silent-mel floor].
+data::SegmentSpec window_spec(const config::AudioOptions& audio, int64_t window_samples,
+                              int64_t context = 0);
+
 // A batch of training windows on the rank's device.
 class WindowBatch final : public train::FamilyBatch {
  public:

@@ -53,6 +53,14 @@ struct OptimizerSlot {
   double grad_clip = 0;  // global gradient-norm clip of this set; 0: measured, not clipped
 };
 
+// The slot every family builds for an Adam or AdamW of train.* (adam_settings) over `parameters`:
+// the run's learning-rate schedule (train.lr_schedule) and clip (train.grad_clip_thresh).
+OptimizerSlot adam_slot(std::string name, std::vector<torch::Tensor> parameters,
+                        const config::TrainOptions& train);
+
+// Elements of `module`'s parameters (its buffers not counted).
+int64_t count_parameters(torch::nn::Module& module);
+
 // What the step's meters count of a batch (host values: no device synchronization).
 struct BatchCounts {
   int64_t utterances = 0;

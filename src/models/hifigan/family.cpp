@@ -5,13 +5,13 @@
 #include <optional>
 
 #include "tts/audio/compression.h"
-#include "tts/checkpoint/warm_start.h"
 #include "tts/core/logging.h"
 #include "tts/core/timer.h"
 #include "tts/data/feature_store.h"
 #include "tts/dist/communicator.h"
 #include "tts/models/hifigan/losses.h"
 #include "tts/models/hifigan/mel_loss.h"
+#include "tts/models/tacotron2/warm_start.h"
 #include "tts/models/vocoder_validation.h"
 #include "tts/models/window_batches.h"
 #include "tts/report/metric_names.h"
@@ -27,29 +27,13 @@ HifiganImpl::HifiganImpl(const config::HifiganOptions& options, int n_mels) {
   msd = register_module("msd", MultiScaleDiscriminator(options.discriminator_divisor));
 }
 
-float silent_mel_value(const config::AudioOptions& audio) {
-  float value = 0.0f;
-  audio::Compression(audio).compress_in_place(&value, 1);
-  return value;
-}
-
 namespace {
 
 constexpr double kMelLossWeight = 45.0;  // jik876's train.py
 
-int64_t count_parameters(torch::nn::Module& module) {
-  int64_t n = 0;
-  for (const auto& p : module.parameters()) n += p.numel();
-  return n;
-}
-
 // A training window: segment_size samples and their mel frames.
 data::SegmentSpec window_spec(const config::Config& config) {
-  data::SegmentSpec spec;
-  spec.hop = config.audio.hop_length;
-  spec.frames = config.hifigan.segment_size / spec.hop;
-  spec.mel_floor = silent_mel_value(config.audio);
-  return spec;
+  return models::window_spec(config.audio, config.hifigan.segment_size);
 }
 
 std::vector<torch::Tensor> parameters_of(std::initializer_list<torch::nn::Module*> modules) {
@@ -91,22 +75,12 @@ class HifiganFamily final : public train::Family {
                   context.placement.device) {
     model_ = Hifigan(config_.hifigan, config_.audio.n_mels);
     model_->to(device_);
-    const train::AdamSettings adam = train::adam_settings(config_.train);
-    auto slot = [&](const char* name, std::vector<torch::Tensor> parameters) {
-      train::OptimizerSlot s;
-      s.name = name;
-      s.parameters = std::move(parameters);
-      s.optimizer = train::make_adam(s.parameters, adam);
-      s.learning_rate = [train = config_.train](int64_t step, int64_t epoch) {
-        return train::learning_rate_at(train, step, epoch);
-      };
-      s.grad_clip = config_.train.grad_clip_thresh;
-      return s;
-    };
     // jik876's order: the discriminators' update, then the generator's.
+    optimizers_.push_back(train::adam_slot(
+        "discriminator", parameters_of({model_->mpd.ptr().get(), model_->msd.ptr().get()}),
+        config_.train));
     optimizers_.push_back(
-        slot("discriminator", parameters_of({model_->mpd.ptr().get(), model_->msd.ptr().get()})));
-    optimizers_.push_back(slot("generator", model_->generator->parameters()));
+        train::adam_slot("generator", model_->generator->parameters(), config_.train));
     if (store_ && comm_.rank() == 0 && store_->val().empty()) {
       log::get("train")->warn(
           "the store has no validation utterances (data.val_size: 0): the run does not "
@@ -236,13 +210,14 @@ class HifiganFamily final : public train::Family {
   }
 
   std::string warm_start(const std::string& path, const std::vector<std::string>& skip) override {
-    return checkpoint::warm_start(*model_, path, skip, {});
+    return tacotron2::warm_start(*model_, path, skip, {});
   }
 
   std::string describe() override {
-    std::string text = fmt::format("HiFi-GAN, generator {} and discriminators {} parameters",
-                                   count_parameters(*model_->generator),
-                                   count_parameters(*model_->mpd) + count_parameters(*model_->msd));
+    std::string text =
+        fmt::format("HiFi-GAN, generator {} and discriminators {} parameters",
+                    train::count_parameters(*model_->generator),
+                    train::count_parameters(*model_->mpd) + train::count_parameters(*model_->msd));
     if (store_) {
       text += fmt::format("; {} train and {} validation utterances", store_->train().size(),
                           store_->val().size());

@@ -5,8 +5,8 @@
 #include <functional>
 
 #include "interop_internal.h"
-#include "tts/checkpoint/nvidia_keys.h"
 #include "tts/checkpoint/state_dict.h"
+#include "tts/checkpoint/state_dict_keys.h"
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
 #include "tts/formats/torch_file.h"
@@ -58,18 +58,8 @@ double number(const PickleValue& v, const std::string& file, const std::string& 
 
 std::map<std::string, torch::Tensor> state_dict(const PickleValue& dict, const std::string& file,
                                                 const std::string& key) {
-  TTS_CHECK(dict.kind == Kind::Dict, "'{}': '{}' is a {}; expected a state dict", file, key,
-            dict.kind_name());
-  std::map<std::string, torch::Tensor> out;
-  for (const auto& [name, value] : dict.entries) {
-    TTS_CHECK(name->kind == Kind::String && value->kind == Kind::Tensor &&
-                  value->tensor.is_floating_point(),
-              "'{}': '{}' maps a {} to a {}; expected parameter names to float tensors", file, key,
-              name->kind_name(), value->kind_name());
-    checkpoint::check_state_dict_key(name->text, file);
-    out[name->text] = value->tensor;
-  }
-  return out;
+  return checkpoint::foreign_state_dict(
+      dict, file, fmt::format("'{}': a state dict of jik876's networks", key), true);
 }
 
 // Throws unless `tensors` holds every tensor of `module`, by name and shape, and nothing else.

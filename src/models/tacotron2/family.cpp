@@ -5,17 +5,17 @@
 #include <optional>
 
 #include "tts/checkpoint/checkpoint.h"
-#include "tts/checkpoint/warm_start.h"
 #include "tts/core/frames.h"
 #include "tts/core/logging.h"
 #include "tts/core/timer.h"
 #include "tts/data/feature_store.h"
 #include "tts/data/loader.h"
 #include "tts/dist/communicator.h"
-#include "tts/model/flops.h"
-#include "tts/model/tacotron2.h"
+#include "tts/models/tacotron2/flops.h"
 #include "tts/models/tacotron2/forward.h"
+#include "tts/models/tacotron2/network.h"
 #include "tts/models/tacotron2/validation.h"
+#include "tts/models/tacotron2/warm_start.h"
 #include "tts/text/text_processor.h"
 #include "tts/train/lr_schedule.h"
 #include "tts/train/optimizer.h"
@@ -68,17 +68,9 @@ class Tacotron2Family final : public train::Family {
         comm_(context.comm),
         text_(context.config.text),
         store_(std::move(store)) {
-    model_ = model::build_model(config_, n_symbols, context.initial_phase.r);
+    model_ = tacotron2::build_model(config_, n_symbols, context.initial_phase.r);
     model_->to(device_);
-    train::OptimizerSlot slot;
-    slot.name = "model";
-    slot.parameters = model_->parameters();
-    slot.optimizer = train::make_adam(slot.parameters, train::adam_settings(config_.train));
-    slot.learning_rate = [train = config_.train](int64_t step, int64_t epoch) {
-      return train::learning_rate_at(train, step, epoch);
-    };
-    slot.grad_clip = config_.train.grad_clip_thresh;
-    optimizers_.push_back(std::move(slot));
+    optimizers_.push_back(train::adam_slot("model", model_->parameters(), config_.train));
     if (store_) {
       validator_ = std::make_unique<Validator>(config_, device_, comm_, context.run_dir);
       if (comm_.rank() == 0 && store_->val().empty()) {
@@ -123,8 +115,8 @@ class Tacotron2Family final : public train::Family {
     for (size_t i = 0; i < n; ++i) {
       const data::Batch& batch = static_cast<TacotronBatch&>(*micro_batches[i]).batch;
       Stopwatch clock;
-      model::TacotronOutput output;
-      model::LossParts parts = forward_loss(*model_, batch, config_.train, &output);
+      tacotron2::TacotronOutput output;
+      tacotron2::LossParts parts = forward_loss(*model_, batch, config_.train, &output);
       torch::Tensor loss =
           training_loss(parts, batch, comm_.size(), config_.train) / static_cast<double>(n);
       updates.times().forward += clock.seconds();
@@ -142,7 +134,7 @@ class Tacotron2Family final : public train::Family {
   }
 
   std::string warm_start(const std::string& path, const std::vector<std::string>& skip) override {
-    return checkpoint::warm_start(*model_, path, skip, input_symbols());
+    return tacotron2::warm_start(*model_, path, skip, input_symbols());
   }
 
   std::vector<std::string> input_symbols() const override {
@@ -150,7 +142,7 @@ class Tacotron2Family final : public train::Family {
   }
 
   std::string describe() override {
-    std::string text = fmt::format("Tacotron-2, {} parameters", model::count_parameters(*model_));
+    std::string text = fmt::format("Tacotron-2, {} parameters", train::count_parameters(*model_));
     if (store_) {
       text += fmt::format("; {} train and {} validation utterances", store_->train().size(),
                           store_->val().size());
@@ -173,7 +165,7 @@ class Tacotron2Family final : public train::Family {
   dist::Communicator& comm_;
   text::TextProcessor text_;
   std::optional<data::FeatureStore> store_;
-  model::Tacotron2 model_{nullptr};
+  tacotron2::Tacotron2 model_{nullptr};
   std::vector<train::OptimizerSlot> optimizers_;
   std::unique_ptr<LoaderSource> train_;
   std::unique_ptr<data::Loader> val_;
@@ -226,9 +218,9 @@ models::BenchSubject make_bench(const train::FamilyContext& context,
                       context.placement.device));
   const int64_t n_linear = config.model.predict_linear ? config.audio.n_linear() : 0;
   subject.step_gflop =
-      model::count_step_flops(config.model,
-                              model::StepShape{shape.batch, shape.text_len, subject.frames,
-                                               config.audio.n_mels, n_linear})
+      tacotron2::count_step_flops(config.model,
+                                  tacotron2::StepShape{shape.batch, shape.text_len, subject.frames,
+                                                       config.audio.n_mels, n_linear})
           .training() /
       1e9;
   return subject;

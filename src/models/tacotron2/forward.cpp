@@ -1,17 +1,19 @@
 #include "tts/models/tacotron2/forward.h"
 
 #include "tts/core/error.h"
-#include "tts/model/precision.h"
+#include "tts/models/tacotron2/precision.h"
 #include "tts/report/metric_names.h"
 
 namespace tts::tacotron2 {
 
-model::LossParts forward_loss(model::Tacotron2Impl& model, const data::Batch& batch,
-                              const config::TrainOptions& train, model::TacotronOutput* output) {
-  *output = model::forward_in_precision(model, batch.text, batch.text_lengths, batch.mel,
-                                        batch.mel_lengths, train.precision);
-  model::Targets targets{batch.mel, batch.mel_lengths, batch.stop, batch.linear};
-  return model::compute_loss(*output, targets, batch.text_lengths, model::loss_options(train));
+tacotron2::LossParts forward_loss(tacotron2::Tacotron2Impl& model, const data::Batch& batch,
+                                  const config::TrainOptions& train,
+                                  tacotron2::TacotronOutput* output) {
+  *output = tacotron2::forward_in_precision(model, batch.text, batch.text_lengths, batch.mel,
+                                            batch.mel_lengths, train.precision);
+  tacotron2::Targets targets{batch.mel, batch.mel_lengths, batch.stop, batch.linear};
+  return tacotron2::compute_loss(*output, targets, batch.text_lengths,
+                                 tacotron2::loss_options(train));
 }
 
 LossWeights global_batch_weights(const data::Batch& batch, int world_size,
@@ -30,14 +32,14 @@ LossWeights global_batch_weights(const data::Batch& batch, int world_size,
   return weights;
 }
 
-torch::Tensor training_loss(const model::LossParts& parts, const data::Batch& batch, int world_size,
-                            const config::TrainOptions& train) {
+torch::Tensor training_loss(const tacotron2::LossParts& parts, const data::Batch& batch,
+                            int world_size, const config::TrainOptions& train) {
   const LossWeights weights = global_batch_weights(batch, world_size, train.loss_normalization);
-  return model::weighted_total(parts, weights.frames, weights.attention_pairs,
-                               model::loss_options(train));
+  return tacotron2::weighted_total(parts, weights.frames, weights.attention_pairs,
+                                   tacotron2::loss_options(train));
 }
 
-void add_losses(train::LossSums& sums, const model::LossParts& parts) {
+void add_losses(train::LossSums& sums, const tacotron2::LossParts& parts) {
   sums.add(report::metric::kLoss, parts.total);
   sums.add("mel_loss", parts.mel);
   sums.add("postnet_loss", parts.mel_postnet);

@@ -8,7 +8,7 @@
 
 namespace tts::tacotron2 {
 
-GeneratedUtterance generated_utterance(const model::TacotronOutput& output, int64_t index) {
+GeneratedUtterance generated_utterance(const tacotron2::TacotronOutput& output, int64_t index) {
   GeneratedUtterance utterance;
   utterance.frames = output.mel_lengths[index].item<int64_t>();
   auto cut = [&](const torch::Tensor& batch) {

@@ -14,10 +14,10 @@
 #include "tts/data/loader.h"
 #include "tts/dist/communicator.h"
 #include "tts/formats/png.h"
-#include "tts/model/precision.h"
 #include "tts/models/tacotron2/alignment_metrics.h"
 #include "tts/models/tacotron2/forward.h"
 #include "tts/models/tacotron2/plot_tensors.h"
+#include "tts/models/tacotron2/precision.h"
 #include "tts/models/tacotron2/render.h"
 #include "tts/report/metric_names.h"
 #include "tts/train/reporting.h"
@@ -40,7 +40,7 @@ Validator::Validator(const config::Config& config, torch::Device device, dist::C
                      std::string run_dir)
     : config_(config), device_(device), comm_(comm), run_dir_(std::move(run_dir)) {}
 
-ValidationResult Validator::run(model::Tacotron2Impl& model, data::Loader& loader, int64_t step,
+ValidationResult Validator::run(tacotron2::Tacotron2Impl& model, data::Loader& loader, int64_t step,
                                 train::MetricSink* metrics) {
   // Validation draws prenet dropout masks (from the device's generator); training continues
   // with the streams it had.
@@ -65,7 +65,7 @@ ValidationResult Validator::run(model::Tacotron2Impl& model, data::Loader& loade
   loader.start_epoch(0);
   while (auto batch = loader.next()) {
     data::Batch on_device = batch->to(device_, false);
-    model::TacotronOutput output;
+    tacotron2::TacotronOutput output;
     add_losses(sums, forward_loss(model, on_device, config_.train, &output));
     sums.next();
     AlignmentScores scores =
@@ -113,13 +113,13 @@ ValidationResult Validator::run(model::Tacotron2Impl& model, data::Loader& loade
   return result;
 }
 
-void Validator::run_free(model::Tacotron2Impl& model, ValidationResult& result) {
+void Validator::run_free(tacotron2::Tacotron2Impl& model, ValidationResult& result) {
   const data::Batch& first = *result.first;
   int64_t count = std::min<int64_t>(config_.train.val_inference_utterances, first.text.size(0));
   if (count <= 0) return;
   train::side_work("free-running validation synthesis", result.step, [&] {
     auto lengths = first.text_lengths.slice(0, 0, count);
-    model::TacotronOutput inferred = model.infer(first.text.slice(0, 0, count), lengths);
+    tacotron2::TacotronOutput inferred = model.infer(first.text.slice(0, 0, count), lengths);
     auto frames = inferred.mel_lengths.to(torch::kCPU);
     AlignmentScores scores =
         alignment_scores(inferred.alignments, inferred.decoder_lengths().to(torch::kCPU), lengths);
@@ -163,7 +163,7 @@ void Validator::write_artifacts(const ValidationResult& result, train::MetricSin
     if (config_.logging.plots) write_file_atomic(prefix + "_alignment.png", alignment_png);
   });
 
-  const model::TacotronOutput& inferred = result.inferred;
+  const tacotron2::TacotronOutput& inferred = result.inferred;
   GeneratedUtterance free_running;  // the first utterance's
   if (inferred.mel_lengths.defined()) free_running = generated_utterance(inferred, 0);
   const int64_t frames = free_running.frames;

@@ -4,14 +4,13 @@
 
 #include <optional>
 
-#include "tts/checkpoint/warm_start.h"
 #include "tts/core/error.h"
 #include "tts/core/logging.h"
 #include "tts/core/timer.h"
 #include "tts/data/feature_store.h"
 #include "tts/data/segments.h"
 #include "tts/dist/communicator.h"
-#include "tts/models/hifigan/family.h"
+#include "tts/models/tacotron2/warm_start.h"
 #include "tts/models/vocoder_validation.h"
 #include "tts/models/wavenet/generate.h"
 #include "tts/models/wavenet/mixture.h"
@@ -47,19 +46,9 @@ void WavenetTrainingImpl::update_average(double decay) {
 
 namespace {
 
-int64_t count_parameters(torch::nn::Module& module) {
-  int64_t n = 0;
-  for (const auto& p : module.parameters()) n += p.numel();
-  return n;
-}
-
+// A training window: max_time_steps samples, their mel frames and cin_pad frames each side.
 data::SegmentSpec window_spec(const config::Config& config) {
-  data::SegmentSpec spec;
-  spec.hop = config.audio.hop_length;
-  spec.frames = config.wavenet.max_time_steps / spec.hop;
-  spec.context = config.wavenet.cin_pad;
-  spec.mel_floor = hifigan::silent_mel_value(config.audio);
-  return spec;
+  return models::window_spec(config.audio, config.wavenet.max_time_steps, config.wavenet.cin_pad);
 }
 
 // One utterance's first training window (from frame 0): mel [1, n_mels, frames + 2 cin_pad],
@@ -90,15 +79,7 @@ class WavenetFamily final : public train::Family {
                     config_.wavenet.gin_channels);
     model_ = WavenetTraining(config_.wavenet, config_.audio.n_mels);
     model_->to(device_);
-    train::OptimizerSlot slot;
-    slot.name = "model";
-    slot.parameters = model_->wavenet->parameters();
-    slot.optimizer = train::make_adam(slot.parameters, train::adam_settings(config_.train));
-    slot.learning_rate = [train = config_.train](int64_t step, int64_t epoch) {
-      return train::learning_rate_at(train, step, epoch);
-    };
-    slot.grad_clip = config_.train.grad_clip_thresh;
-    optimizers_.push_back(std::move(slot));
+    optimizers_.push_back(train::adam_slot("model", model_->wavenet->parameters(), config_.train));
     if (store_ && comm_.rank() == 0 && store_->val().empty()) {
       log::get("train")->warn(
           "the store has no validation utterances (data.val_size: 0): the run does not "
@@ -196,13 +177,13 @@ class WavenetFamily final : public train::Family {
   }
 
   std::string warm_start(const std::string& path, const std::vector<std::string>& skip) override {
-    return checkpoint::warm_start(*model_, path, skip, {});
+    return tacotron2::warm_start(*model_, path, skip, {});
   }
 
   std::string describe() override {
     std::string text = fmt::format(
-        "WaveNet, {} parameters, receptive field {} samples{}", count_parameters(*model_->wavenet),
-        model_->wavenet->receptive_field(),
+        "WaveNet, {} parameters, receptive field {} samples{}",
+        train::count_parameters(*model_->wavenet), model_->wavenet->receptive_field(),
         model_->ema ? fmt::format(", moving average kept (decay {})", config_.wavenet.ema_decay)
                     : "");
     if (store_) {

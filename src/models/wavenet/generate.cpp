@@ -7,7 +7,7 @@
 #include <cmath>
 #include <vector>
 
-#include "../../model/cpu_features.h"
+#include "tts/core/cpu_features.h"
 #include "tts/core/error.h"
 #include "tts/models/wavenet/mixture.h"
 
@@ -44,7 +44,7 @@ constexpr int64_t kConditioningBlock = 64;
   }
 }
 
-#if TTS_MODEL_X86_KERNELS
+#if TTS_X86_KERNELS
 __attribute__((target("avx2,fma"))) void accumulate_avx2(int64_t rows, int64_t k, int64_t n,
                                                          const float* a, const float* b,
                                                          float* out) {
@@ -53,8 +53,8 @@ __attribute__((target("avx2,fma"))) void accumulate_avx2(int64_t rows, int64_t k
 #endif
 
 void accumulate(int64_t rows, int64_t k, int64_t n, const float* a, const float* b, float* out) {
-#if TTS_MODEL_X86_KERNELS
-  if (model::detail::has_avx2_fma()) return accumulate_avx2(rows, k, n, a, b, out);
+#if TTS_X86_KERNELS
+  if (cpu::has_avx2_fma()) return accumulate_avx2(rows, k, n, a, b, out);
 #endif
   accumulate_body(rows, k, n, a, b, out);
 }

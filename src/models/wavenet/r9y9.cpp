@@ -8,8 +8,8 @@
 #include <set>
 #include <vector>
 
-#include "tts/checkpoint/nvidia_keys.h"
 #include "tts/checkpoint/state_dict.h"
+#include "tts/checkpoint/state_dict_keys.h"
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
 #include "tts/formats/torch_file.h"
@@ -220,25 +220,9 @@ config::AudioOptions audio_options(const Hparams& h) {
 std::map<std::string, torch::Tensor> file_tensors(const PickleValue& root,
                                                   const std::string& path) {
   const PickleValue* dict = root.find("state_dict");
-  if (dict == nullptr) dict = &root;
-  TTS_CHECK(dict->kind == PickleValue::Kind::Dict,
-            "'{}' holds a {}; expected r9y9's checkpoint (a dict with 'state_dict') or a state "
-            "dict",
-            path, dict->kind_name());
-  const std::string prefix = "module.";
-  bool prefixed = !dict->entries.empty();
-  for (const auto& [key, value] : dict->entries) {
-    TTS_CHECK(key->kind == PickleValue::Kind::String && value->kind == PickleValue::Kind::Tensor,
-              "'{}': the state dict maps a {} to a {}; expected parameter names to tensors", path,
-              key->kind_name(), value->kind_name());
-    checkpoint::check_state_dict_key(key->text, path);
-    prefixed = prefixed && key->text.rfind(prefix, 0) == 0;
-  }
-  std::map<std::string, torch::Tensor> tensors;
-  for (const auto& [key, value] : dict->entries) {
-    tensors[key->text.substr(prefixed ? prefix.size() : 0)] = value->tensor;
-  }
-  return tensors;
+  return checkpoint::foreign_state_dict(
+      dict != nullptr ? *dict : root, path,
+      "r9y9's checkpoint (a dict with 'state_dict') or a state dict");
 }
 
 // The hparams keys that size the tensor `name` (for the fix of a mismatch).

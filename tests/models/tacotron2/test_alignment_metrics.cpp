@@ -3,8 +3,8 @@
 
 #include "tts/core/error.h"
 #include "tts/core/frames.h"
-#include "tts/model/tacotron2.h"
 #include "tts/models/tacotron2/alignment_metrics.h"
+#include "tts/models/tacotron2/network.h"
 
 namespace {
 
@@ -63,15 +63,15 @@ TEST(AlignmentScores, PaddingStepsAndTokensAreMaskedByTheRealLengths) {
 
 TEST(AlignmentScores, DecoderStepsRoundFramesUpToTheReductionFactor) {
   // The tensor form the scores are called with agrees with the scalar one of core/frames.h.
-  auto steps = tts::model::decoder_steps(lengths({1, 6, 7}), 3);
+  auto steps = tts::tacotron2::decoder_steps(lengths({1, 6, 7}), 3);
   EXPECT_EQ(steps[0].item<int64_t>(), 1);
   EXPECT_EQ(steps[1].item<int64_t>(), 2);
   EXPECT_EQ(steps[2].item<int64_t>(), 3);
   for (int64_t frames : {1, 6, 7}) {
-    auto one = tts::model::decoder_steps(lengths({frames}), 3)[0].item<int64_t>();
+    auto one = tts::tacotron2::decoder_steps(lengths({frames}), 3)[0].item<int64_t>();
     EXPECT_EQ(one, tts::decoder_steps(frames, 3));
   }
-  tts::model::TacotronOutput output;
+  tts::tacotron2::TacotronOutput output;
   output.mel_lengths = lengths({1, 6, 7});
   output.r = 3;
   EXPECT_TRUE(torch::equal(output.decoder_lengths(), steps));

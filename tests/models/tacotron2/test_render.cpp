@@ -32,8 +32,8 @@ TEST(Render, AShortGeneratedSpectrogramIsPaddedUntilGriffinLimCanRenderIt) {
 namespace {
 
 // What model.infer returns for a batch of two: item 0 stopped after 2 frames, item 1 after 6.
-tts::model::TacotronOutput inferred(const tts::config::AudioOptions& audio, bool linear) {
-  tts::model::TacotronOutput output;
+tts::tacotron2::TacotronOutput inferred(const tts::config::AudioOptions& audio, bool linear) {
+  tts::tacotron2::TacotronOutput output;
   output.mel_postnet = torch::full({2, 6, audio.n_mels}, -4.0f);
   output.gate = torch::full({2, 6}, -5.0f);
   output.gate.select(1, 1).fill_(5.0f);
@@ -81,7 +81,7 @@ TEST(Render, AudioOfAShortUtteranceIsPaddedAndSaysSo) {
 
 TEST(Render, AnUtteranceWithoutFramesIsAnError) {
   tts::config::AudioOptions audio;
-  tts::model::TacotronOutput output = inferred(audio, false);
+  tts::tacotron2::TacotronOutput output = inferred(audio, false);
   output.mel_lengths[0] = 0;
   GeneratedUtterance empty = generated_utterance(output, 0);
   EXPECT_EQ(empty.frames, 0);

@@ -45,7 +45,21 @@ models::BenchSubject make_bench(const train::FamilyContext& context,
 models::CheckpointSummary summarize_checkpoint(const checkpoint::Checkpoint& checkpoint,
                                                const config::Config& config);
 
-// A silent frame's value in mels made with `audio` (what windows past an utterance's end hold).
-float silent_mel_value(const config::AudioOptions& audio);
+// What the family registers (models/registry.h): training, bench, inspect, the size check and its
+// roles after training.
+models::FamilyEntry entry();
+
+// The generator of `trained` on the CPU, in eval mode.
+Generator trained_generator(const models::TrainedCheckpoint& trained);
+
+// The vocoder role (models/roles.h): the generator of `trained` on `device`, in eval mode.
+std::unique_ptr<models::Vocoder> load_vocoder(const models::TrainedCheckpoint& trained,
+                                              const torch::Device& device);
+
+// jik876's files in and out (`convert --from/--to hifigan`).
+models::Converter jik876_converter();
+
+// `forward`: mel [frames, n_mels] (or [n_mels, frames]) -> audio [frames * hop].
+models::ForwardRole forward_role();
 
 }  // namespace tts::hifigan

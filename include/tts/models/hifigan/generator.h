@@ -9,8 +9,8 @@
 
 #include <vector>
 
-#include "tts/config/hifigan_options.h"
 #include "tts/models/hifigan/norm_conv.h"
+#include "tts/models/hifigan/options.h"
 
 namespace tts::hifigan {
 

@@ -22,8 +22,8 @@ struct AlignmentScores {
 };
 
 // `alignments` [B, decoder steps, text steps]; `decoder_steps` and `text_lengths` [B] int64,
-// the real lengths of each item (decoder steps: model::TacotronOutput::decoder_lengths()). Throws
-// tts::Error when the shapes disagree.
+// the real lengths of each item (decoder steps: tacotron2::TacotronOutput::decoder_lengths()).
+// Throws tts::Error when the shapes disagree.
 AlignmentScores alignment_scores(const torch::Tensor& alignments,
                                  const torch::Tensor& decoder_steps,
                                  const torch::Tensor& text_lengths);

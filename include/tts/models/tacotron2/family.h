@@ -38,4 +38,15 @@ models::CheckpointSummary summarize_checkpoint(const checkpoint::Checkpoint& che
 models::BenchSubject make_bench(const train::FamilyContext& context,
                                 const models::BenchShape& shape);
 
+// What the family registers (models/registry.h): training, bench, inspect, the size check and its
+// roles after training.
+models::FamilyEntry entry();
+
+// NVIDIA/tacotron2's files in and out (`convert --from/--to nvidia`).
+models::Converter nvidia_converter();
+
+// `forward`: text ids [T_text] and a target mel [frames, n_mels] -> the teacher-forced mel,
+// mel_postnet, gate and alignments.
+models::ForwardRole forward_role();
+
 }  // namespace tts::tacotron2

@@ -17,16 +17,17 @@
 
 #include "tts/config/train_options.h"
 #include "tts/data/batch.h"
-#include "tts/model/loss.h"
-#include "tts/model/tacotron2.h"
+#include "tts/models/tacotron2/loss.h"
+#include "tts/models/tacotron2/network.h"
 #include "tts/train/reporting.h"
 
 namespace tts::tacotron2 {
 
 // Runs `model` on `batch` in train.precision (model/precision.h), puts its outputs in `*output`
 // and returns the loss parts against the batch's targets (model/loss.h).
-model::LossParts forward_loss(model::Tacotron2Impl& model, const data::Batch& batch,
-                              const config::TrainOptions& train, model::TacotronOutput* output);
+tacotron2::LossParts forward_loss(tacotron2::Tacotron2Impl& model, const data::Batch& batch,
+                                  const config::TrainOptions& train,
+                                  tacotron2::TacotronOutput* output);
 
 // What this rank's frame losses and guided-attention loss are scaled by before backward (Note
 // [Exact global batch]). All 1 on one rank. Throws tts::Error for a batch of several ranks that
@@ -40,10 +41,10 @@ LossWeights global_batch_weights(const data::Batch& batch, int world_size,
 
 // The loss a training step back-propagates on this rank: the parts' total under
 // global_batch_weights.
-torch::Tensor training_loss(const model::LossParts& parts, const data::Batch& batch, int world_size,
-                            const config::TrainOptions& train);
+torch::Tensor training_loss(const tacotron2::LossParts& parts, const data::Batch& batch,
+                            int world_size, const config::TrainOptions& train);
 
 // Adds the parts that are on to `sums` under their metric names ("loss" first).
-void add_losses(train::LossSums& sums, const model::LossParts& parts);
+void add_losses(train::LossSums& sums, const tacotron2::LossParts& parts);
 
 }  // namespace tts::tacotron2

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "tts/config/audio_options.h"
-#include "tts/model/tacotron2.h"
+#include "tts/models/tacotron2/network.h"
 #include "tts/report/plots.h"
 
 namespace tts::audio {
@@ -30,7 +30,7 @@ struct GeneratedUtterance {
 };
 
 // Item `index` of `output` (model.infer's, on any device).
-GeneratedUtterance generated_utterance(const model::TacotronOutput& output, int64_t index);
+GeneratedUtterance generated_utterance(const tacotron2::TacotronOutput& output, int64_t index);
 
 // A generated spectrogram [frames, bins] long enough for Griffin-Lim (one STFT frame of signal):
 // a shorter one (the stop token fired almost at once) is padded with its quietest value. Throws

@@ -16,8 +16,8 @@
 
 #include "tts/config/config.h"
 #include "tts/data/batch.h"
-#include "tts/model/loss.h"
-#include "tts/model/tacotron2.h"
+#include "tts/models/tacotron2/loss.h"
+#include "tts/models/tacotron2/network.h"
 #include "tts/train/metrics.h"
 
 namespace tts::data {
@@ -37,8 +37,8 @@ struct ValidationResult {
   train::MetricRecord record{"val", {}};
   // Rank 0: what the plots and the sample are drawn from (absent without validation data).
   std::optional<data::Batch> first;
-  model::TacotronOutput first_output;  // teacher-forced output of `first`
-  model::TacotronOutput inferred;      // free-running output of its first utterances, or empty
+  tacotron2::TacotronOutput first_output;  // teacher-forced output of `first`
+  tacotron2::TacotronOutput inferred;      // free-running output of its first utterances, or empty
 };
 
 class Validator {
@@ -52,7 +52,7 @@ class Validator {
   // `metrics` is rank 0's sink (nullptr on the other ranks). Leaves the model in eval mode and
   // the default CPU generator's state as it found it, so that when and how often a run validates
   // does not change its parameters.
-  ValidationResult run(model::Tacotron2Impl& model, data::Loader& loader, int64_t step,
+  ValidationResult run(tacotron2::Tacotron2Impl& model, data::Loader& loader, int64_t step,
                        train::MetricSink* metrics);
 
   // Rank 0, after the checkpoint: plots, the audio sample and their TensorBoard entries.
@@ -61,7 +61,7 @@ class Validator {
  private:
   // Rank 0: free-running synthesis of the first utterances of `first`; adds its scores to
   // `result.record`. A failure is a warning.
-  void run_free(model::Tacotron2Impl& model, ValidationResult& result);
+  void run_free(tacotron2::Tacotron2Impl& model, ValidationResult& result);
 
   const config::Config& config_;
   torch::Device device_;

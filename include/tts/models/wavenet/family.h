@@ -60,4 +60,20 @@ std::map<std::string, torch::Tensor> synthesis_tensors(const checkpoint::Checkpo
 checkpoint::Checkpoint checkpoint_from_r9y9(const WavenetImport& imported,
                                             const config::Config& config);
 
+// What the family registers (models/registry.h): training, bench, inspect, the size check and its
+// roles after training.
+models::FamilyEntry entry();
+
+// The vocoder role (models/roles.h): the network synthesis uses (its moving average when kept),
+// generating on the CPU whatever `device`.
+std::unique_ptr<models::Vocoder> load_vocoder(const models::TrainedCheckpoint& trained,
+                                              const torch::Device& device);
+
+// r9y9's files in and out (`convert --from/--to wavenet`).
+models::Converter r9y9_converter();
+
+// `forward`: audio [T], mel [frames, n_mels] -> logits [T, out_channels] and the teacher-forced
+// mean NLL per predicted sample, r9y9's loss.
+models::ForwardRole forward_role();
+
 }  // namespace tts::wavenet

@@ -7,7 +7,7 @@
 #include <ATen/core/Generator.h>
 #include <torch/types.h>
 
-#include "tts/config/wavenet_options.h"
+#include "tts/models/wavenet/options.h"
 
 namespace tts::wavenet {
 

@@ -19,7 +19,7 @@
 
 #include <vector>
 
-#include "tts/config/wavenet_options.h"
+#include "tts/models/wavenet/options.h"
 
 namespace tts::wavenet {
 

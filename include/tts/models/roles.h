@@ -1,0 +1,159 @@
+// What a trained family does beyond training, as small interfaces a family fills in its
+// FamilyEntry (models/registry.h): a vocoder turns mels into audio; an acoustic model speaks text
+// and writes ground-truth-aligned mels; converters read and write other frameworks' files; and
+// `forward` runs a checkpoint's network on named arrays. The commands (src/cli/) parse their
+// arguments and dispatch here through the registry; they know no family.
+#pragma once
+
+#include <torch/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tts/checkpoint/checkpoint.h"
+#include "tts/config/config.h"
+
+namespace tts::models {
+
+// A checkpoint read for inference: the file's contents, its config (sized by its family before
+// anything is built: models::read_trained) and the file that was read.
+struct TrainedCheckpoint {
+  checkpoint::Checkpoint checkpoint;
+  config::Config config;
+  std::string source;
+};
+
+// A trained vocoder, loaded once, with the settings of the mels it was trained on, and the mel
+// match check: it refuses mels made with other settings (sample rate, hop, n_fft/window, mel
+// count, fmin/fmax, mel scale and norm, compression and its floor), naming each differing value on
+// both sides and the fix, before it generates anything. `vocode`, `synthesize --vocoder` and the
+// training of a vocoder on a store (data/feature_store.h) compare through the same
+// audio::mel_settings_mismatches.
+class Vocoder {
+ public:
+  virtual ~Vocoder() = default;
+  // The checkpoint's config: audio.* are the settings of the mels it was trained on.
+  const config::Config& config() const { return config_; }
+  const std::string& source() const { return source_; }
+  int64_t step() const { return step_; }
+
+  // Throws UsageError when mels made with `made_with` are not what this vocoder was trained on:
+  // one line per differing setting, both values, and the fix. `what` names the mels ("the mels
+  // of a.npy", "the mels of checkpoint T").
+  void check_mels(const config::AudioOptions& made_with, const std::string& what) const;
+
+  // Audio samples [frames * hop] at config().audio.sample_rate from `mel` [frames, n_mels] (CPU,
+  // float32). Throws tts::Error for a mel of another channel count.
+  virtual std::vector<float> vocode(const torch::Tensor& mel) = 0;
+
+ protected:
+  explicit Vocoder(const TrainedCheckpoint& trained)
+      : config_(trained.config), source_(trained.source), step_(trained.checkpoint.state.step) {}
+
+ private:
+  config::Config config_;
+  std::string source_;
+  int64_t step_ = 0;
+};
+
+using VocoderLoader =
+    std::function<std::unique_ptr<Vocoder>(const TrainedCheckpoint&, const torch::Device&)>;
+
+// What `synthesize` asks of an acoustic model: speak each sentence into `out` (a .wav when
+// `to_directory` is false, else DIR/N.wav), with its mel beside it (STEM.mel.npy) and, with
+// `plot`, its pictures; through `vocoder` when given (its mel check already passed), else the
+// family's own rendering (Griffin-Lim).
+struct SynthesisRequest {
+  std::vector<std::string> sentences;
+  std::string out;
+  bool to_directory = false;
+  Vocoder* vocoder = nullptr;
+  bool plot = false;
+};
+
+// What `gta` asks of an acoustic model: ground-truth-aligned (teacher-forced) mels of a feature
+// store, for vocoder fine-tuning.
+struct GtaRequest {
+  std::string checkpoint;  // ours: a file, RUN/checkpoints/latest or a run directory
+  std::string data_dir;    // the feature store (its config must fit the checkpoint's)
+  std::string out_dir;     // DIR/ID.npy [n_mels, frames] float32, DIR/filelist.txt and, when
+                           // the store keeps waveforms, a feature store (the family's gta says)
+  std::string wavs_dir;    // the LJSpeech corpus the store was made from (its wavs/ID.wav)
+  int rank = 0;            // this process handles the utterances i with i % world_size == rank
+  int world_size = 1;
+  int local_rank = 0;  // selects the GPU as a training rank's (dist::rank_device)
+  int local_world_size = 1;
+};
+
+struct GtaSummary {
+  int64_t written = 0;  // mels computed by this process
+  int64_t reused = 0;   // already complete in out_dir (a resumed run)
+};
+
+// An acoustic model's inference; a family without the role leaves both empty.
+struct AcousticRole {
+  std::function<void(const TrainedCheckpoint&, const SynthesisRequest&)> synthesize;
+  std::function<GtaSummary(const TrainedCheckpoint&, const GtaRequest&)> gta;
+};
+
+// What `tts-train convert` hands a converter: the input (the foreign file to import, or our
+// checkpoint to export) and what to write, the format's companion files, and the user's config
+// (--config/--set) when given.
+struct ConvertRequest {
+  std::string input;
+  std::string out;
+  std::string companion;  // --do: a second file the format keeps beside the first
+  std::string hparams;    // --hparams: the format's own file of hyperparameters
+  std::optional<config::Config> config;
+  std::string config_path;  // where `config` came from, for messages
+};
+
+// What an import made: the checkpoint `convert` writes, and the line it logs after writing it.
+struct Imported {
+  checkpoint::Checkpoint checkpoint;
+  std::string message;  // "{out}" in it is replaced by the written file
+};
+
+// Note [Exported tensor prefixes]: a checkpoint names a family's tensors by the modules of its
+// train::Family::module(): HiFi-GAN's "generator.", "mpd.", "msd."; WaveNet's "wavenet." and its
+// moving average's "ema."; Tacotron-2's at the top level ("encoder.", "decoder.", ...). A vocoder
+// loader, a converter and `forward` select what they need by those prefixes
+// (checkpoint::tensors_with_prefix), and the peers' files hold the same tensors with the prefix
+// removed (jik876's g_ file is "generator." without it; r9y9's checkpoint and _ema are "wavenet."
+// and "ema."). Renaming a module of a family renames its checkpoint's tensors: the interop tests
+// catch it.
+
+// One foreign format a family reads (`convert --from FORMAT`) and writes (`--to FORMAT`).
+struct Converter {
+  std::string format;       // the name after --from / --to
+  std::string import_help;  // what --from FORMAT reads
+  std::string export_help;  // what --to FORMAT writes
+  bool takes_companion = false;
+  bool takes_hparams = false;
+  std::function<Imported(const ConvertRequest&)> import_file;
+  // Writes `trained` (already checked to be of the converter's family) to `out`; returns the line
+  // to log (empty: it logged what it wrote itself).
+  std::function<std::string(const TrainedCheckpoint& trained, const std::string& out)> export_file;
+};
+
+// `tts-train forward`: the network of a checkpoint on named inputs, its named outputs. Inputs and
+// outputs are float32 arrays (integer inputs such as symbol ids are read from floats).
+struct ForwardArray {
+  std::string name;
+  std::string layout;  // what it holds, for messages and --help
+  bool required = true;
+};
+struct ForwardRole {
+  std::vector<ForwardArray> inputs;
+  std::vector<ForwardArray> outputs;
+  std::function<std::map<std::string, torch::Tensor>(
+      const TrainedCheckpoint&, const std::map<std::string, torch::Tensor>& inputs)>
+      run;
+};
+
+}  // namespace tts::models

@@ -1,0 +1,96 @@
+// Tacotron-2's recurrent machinery: padding masks, the weights every recurrent step multiplies
+// with (StepWeight, step_linear: src/models/tacotron2/step_linear.cpp), the LSTM cell's parameters
+// and its element-wise node, and the bidirectional LSTM written with them.
+// Layout conventions (every part of the network): batch first; time before channels for
+// sequences ([B, T, C]) except inside convolutions. Lengths are int64 [B]. Masks are bool, true at
+// padded positions.
+#pragma once
+
+#include <torch/nn/module.h>
+#include <torch/nn/modules/batchnorm.h>
+#include <torch/nn/modules/conv.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/rnn.h>
+#include <torch/nn/pimpl.h>
+#include <torch/types.h>
+
+#include <utility>
+#include <vector>
+
+#include "tts/config/train_options.h"
+#include "tts/models/kinds.h"
+
+namespace tts::tacotron2 {
+
+// [B, T] bool, true where position >= length. `lengths` int64 [B].
+torch::Tensor padding_mask(const torch::Tensor& lengths, int64_t max_length);
+
+// The weight gradient of a StepWeight, summed over the steps of an utterance batch: the steps'
+// backward buffer their input rows and output gradients, and every kGradientRows rows become one
+// matrix product added to `sum` (step_linear.cpp). Tensors shared by the steps' autograd nodes;
+// all undefined when no gradient is needed.
+struct StepGradient {
+  torch::Tensor sum;     // [in, out]
+  torch::Tensor inputs;  // [kGradientRows, in] buffered input rows
+  torch::Tensor grads;   // [kGradientRows, out] their output gradients
+  torch::Tensor rows;    // int64 [1] on the CPU: rows buffered
+  bool defined() const { return sum.defined(); }
+};
+// Rows buffered per weight-gradient product: enough for a BLAS GEMM to run near its peak, few
+// enough that the buffers stay small (a few MB for the full-size decoder cells).
+constexpr int64_t kGradientRows = 512;
+
+// How step_linear computes its per-step products on the CPU (train.step_products): always by its
+// small-batch kernel where it applies, always by libtorch's GEMM, or by the faster of the two
+// (whose speed depends on the BLAS behind it), measured on the first product of each shape in
+// the process. The model carries it (Tacotron2Impl::set_step_products, from its config) down to
+// every weight it prepares: no process-wide setting.
+using StepProductPath = config::StepProducts;
+
+// A weight that every recurrent step multiplies with (see step_linear.cpp), prepared once per
+// utterance batch from its parameters `first` [out, in_0] and optionally `second` [out, in_1]
+// (concatenated along the input dimension); its products run by `path`.
+struct StepWeight {
+  torch::Tensor weight;    // [out, in] contiguous, no autograd history
+  torch::Tensor weight_t;  // [in, out] contiguous; its autograd node delivers the gradient
+  StepGradient gradient;
+  StepProductPath path = StepProductPath::kGemm;
+};
+StepWeight make_step_weight(StepProductPath path, const torch::Tensor& first,
+                            const torch::Tensor& second = {});
+
+// base + x @ weight.t() for x [B, in] and base [B, out], [out] or undefined (nothing added), with
+// the gradients of torch::addmm (checked against it by the tests).
+torch::Tensor step_linear(const StepWeight& weight, const torch::Tensor& base,
+                          const torch::Tensor& x);
+
+// The widest vector instructions the float kernel may use: the best the CPU has (AVX-512, else
+// AVX2 + FMA, else portable C++; the default), or at most AVX2, or none (tests run each path).
+enum class StepKernelIsa { kBest, kAvx2, kPortable };
+void set_step_kernel_isa(StepKernelIsa isa);
+
+// torch::nn::LSTM `lstm` (one layer, bidirectional, batch first) over x [B, T, I] with lengths
+// [B], as over packed sequences: [B, T, 2H], zero at padded positions, the backward direction
+// starting at each item's last position. Written with step_linear and lstm_cell_pointwise (one
+// input projection for all steps, small-batch kernels per step), on `lstm`'s parameters.
+torch::Tensor bidirectional_lstm(torch::nn::LSTM& lstm, const torch::Tensor& x,
+                                 const torch::Tensor& lengths, StepProductPath path);
+
+// The parameters of an LSTM cell, laid out as torch::nn::LSTMCell's (weight_ih [4H, I],
+// weight_hh [4H, H], bias_ih, bias_hh; gates i, f, g, o), applied by hand so that input
+// projections that do not depend on the step can be computed for all steps at once.
+class LSTMCellImpl : public torch::nn::Module {
+ public:
+  LSTMCellImpl(int64_t input_size, int64_t hidden_size);
+  torch::Tensor weight_ih, weight_hh, bias_ih, bias_hh;
+};
+TORCH_MODULE(LSTMCell);
+
+// The element-wise part of an LSTM cell as one autograd node: gates [B, 4H] (pre-activations
+// i, f, g, o, as torch::nn::LSTMCell), cell [B, H], dropout_mask [B, H] (scaled 0 or 1/(1-p))
+// or undefined -> (h [B, H] multiplied by the mask, c [B, H]).
+std::pair<torch::Tensor, torch::Tensor> lstm_cell_pointwise(const torch::Tensor& gates,
+                                                            const torch::Tensor& cell,
+                                                            const torch::Tensor& dropout_mask);
+
+}  // namespace tts::tacotron2

@@ -1,0 +1,35 @@
+// A trained model loaded once for inference: the checkpoint file, the config it was trained with,
+// the phase in force when it was written, and the model on its device in eval mode, with the
+// math settings (train.tf32, train.step_products) its config says. the acoustic role's
+// synthesize and gta (synthesize.h, gta.h) load through here.
+#pragma once
+
+#include <torch/types.h>
+
+#include <cstdint>
+#include <string>
+
+#include "tts/config/config.h"
+#include "tts/data/phase.h"
+#include "tts/models/roles.h"
+#include "tts/models/tacotron2/network.h"
+
+namespace tts::tacotron2 {
+
+struct TrainedModel {
+  std::string source;  // the checkpoint file read
+  config::Config config;
+  data::Phase phase;  // r and per-rank batch in force when it was written
+  int64_t step = 0;
+  tacotron2::Tacotron2 model{nullptr};
+};
+
+// Reads the newest readable checkpoint at `path` (a file, RUN/checkpoints/latest, a checkpoints
+// folder or a run folder), builds the model of its config (model.kind) for its r on `device` and
+// fills it. Throws tts::Error naming the file and what does not fit.
+TrainedModel load_trained_model(const std::string& path, const torch::Device& device);
+
+// The same from a checkpoint already read (models::read_trained).
+TrainedModel trained_model(const models::TrainedCheckpoint& trained, const torch::Device& device);
+
+}  // namespace tts::tacotron2

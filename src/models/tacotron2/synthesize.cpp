@@ -1,0 +1,76 @@
+#include "tts/models/tacotron2/synthesize.h"
+
+#include <torch/torch.h>
+
+#include <filesystem>
+
+#include "tts/audio/audio_io.h"
+#include "tts/audio/audio_processor.h"
+#include "tts/core/error.h"
+#include "tts/core/fs.h"
+#include "tts/core/logging.h"
+#include "tts/formats/npy.h"
+#include "tts/models/tacotron2/network.h"
+#include "tts/models/tacotron2/render.h"
+#include "tts/models/tacotron2/trained_model.h"
+#include "tts/text/text_processor.h"
+
+namespace tts::tacotron2 {
+namespace fs = std::filesystem;
+namespace {
+
+void write_tensor_npy(const std::string& path, const torch::Tensor& tensor) {
+  auto t = tensor.to(torch::kCPU).to(torch::kFloat).contiguous();
+  formats::write_npy(path, t.data_ptr<float>(), t.sizes().vec());
+}
+
+}  // namespace
+
+void synthesize(const models::TrainedCheckpoint& read, const models::SynthesisRequest& request) {
+  TrainedModel trained = trained_model(read, torch::kCPU);
+  const config::Config& config = trained.config;
+  Tacotron2& model = trained.model;
+  text::TextProcessor text_processor(config.text);
+  audio::AudioProcessor processor(config.audio);
+  auto log = log::get("synthesize");
+  if (request.to_directory) fs::create_directories(request.out);
+  torch::NoGradGuard no_grad;
+  for (size_t i = 0; i < request.sentences.size(); ++i) {
+    const std::string& sentence = request.sentences[i];
+    std::string cleaned = text_processor.clean(sentence);
+    std::vector<int64_t> ids = text_processor.to_ids(cleaned);
+    TTS_USAGE_CHECK(!ids.empty(), "sentence {} has no speakable characters: '{}'", i + 1, sentence);
+    auto text_tensor = torch::tensor(ids, torch::kInt64).unsqueeze(0);
+    auto lengths = torch::tensor({static_cast<int64_t>(ids.size())}, torch::kInt64);
+    TacotronOutput out = model->infer(text_tensor, lengths);
+    GeneratedUtterance generated = generated_utterance(out, 0);
+    const int64_t frames = generated.frames;
+    std::string stem = request.to_directory
+                           ? (fs::path(request.out) / std::to_string(i + 1)).string()
+                           : fs::path(request.out).replace_extension("").string();
+    write_tensor_npy(stem + ".mel.npy", generated.mel);
+    if (generated.linear.defined()) write_tensor_npy(stem + ".linear.npy", generated.linear);
+    std::vector<float> samples;
+    if (request.vocoder != nullptr) {
+      samples = frames > 0 ? request.vocoder->vocode(generated.mel) : std::vector<float>{};
+    } else {
+      RenderedAudio rendered = render_audio(generated, processor);
+      if (rendered.padded()) log->warn("sentence {} {}", i + 1, rendered.padding_note());
+      samples = std::move(rendered.samples);
+    }
+    audio::write_wav(stem + ".wav", samples, config.audio.sample_rate);
+    if (request.plot) {
+      UtterancePlots plots =
+          utterance_plots(generated, trained.step, fmt::format("sentence {}", i + 1), config.audio,
+                          config.model.gate_threshold);
+      write_file_atomic(stem + ".alignment.png", plots.alignment.png);
+      write_file_atomic(stem + ".mel.png", plots.mel.png);
+    }
+    bool stopped = frames < config.model.max_decoder_steps * out.r;
+    log->info("{}.wav: {:.2f} s, {} frames{} - \"{}\"", stem,
+              static_cast<double>(samples.size()) / config.audio.sample_rate, frames,
+              stopped ? "" : " (no stop token before model.max_decoder_steps)", cleaned);
+  }
+}
+
+}  // namespace tts::tacotron2

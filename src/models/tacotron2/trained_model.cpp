@@ -1,0 +1,46 @@
+#include "tts/models/tacotron2/trained_model.h"
+
+#include "tts/checkpoint/checkpoint.h"
+#include "tts/core/error.h"
+#include "tts/models/registry.h"
+#include "tts/models/tacotron2/precision.h"
+#include "tts/text/symbols.h"
+#include "tts/text/text_processor.h"
+
+namespace tts::tacotron2 {
+
+TrainedModel load_trained_model(const std::string& path, const torch::Device& device) {
+  return trained_model(models::read_trained(path), device);
+}
+
+TrainedModel trained_model(const models::TrainedCheckpoint& read, const torch::Device& device) {
+  TrainedModel trained;
+  const checkpoint::Checkpoint& checkpoint = read.checkpoint;
+  trained.source = read.source;
+  trained.config = read.config;
+  trained.phase = checkpoint::checkpoint_phase(checkpoint, trained.config);
+  trained.step = checkpoint.state.step;
+  train::apply_tf32(trained.config.train.tf32);
+  // The ids the model was trained on are the checkpoint's table's: text read today must map to
+  // the same symbols.
+  if (!checkpoint.symbols.empty()) {
+    const std::string difference =
+        text::table_difference(checkpoint.symbols, "the checkpoint's symbol table",
+                               text::symbol_table(trained.config.text.symbol_set),
+                               fmt::format("text.symbol_set {}", trained.config.text.symbol_set));
+    TTS_CHECK(difference.empty(),
+              "{}: the model was trained on other symbol ids than text.symbol_set {} gives today "
+              "({}); this build cannot read text for it: use the tts-train version that trained "
+              "it, or warm start a model of today's table from it (train --init-from, which "
+              "copies the embedding by symbol)",
+              trained.source, trained.config.text.symbol_set, difference);
+  }
+  text::TextProcessor text(trained.config.text);
+  trained.model = tacotron2::build_model(trained.config, text.num_symbols(), trained.phase.r);
+  checkpoint::restore_model(checkpoint, *trained.model, trained.source);
+  trained.model->to(device);
+  trained.model->eval();
+  return trained;
+}
+
+}  // namespace tts::tacotron2
