@@ -112,11 +112,12 @@ Runner setup_convert(CLI::App& app) {
                  fmt::format("--from {}: the format's hyperparameters file (see --from)",
                              fmt::join(hparams, "/")));
   args->config.add_to(app, false);
-  return [args]() {
+  return [args, names]() {
     TTS_USAGE_CHECK(!args->from.empty() || !args->to.empty(),
                     "convert: say the direction: --from FORMAT FILE --out OUT.pt (import) or --to "
-                    "FORMAT CHECKPOINT --out PATH (export); tts-train convert --help lists the "
-                    "formats");
+                    "FORMAT CHECKPOINT --out PATH (export), FORMAT one of {} (--from {} FILE ...: "
+                    "tts-train convert --help says what each takes)",
+                    fmt::join(names, ", "), fmt::join(names, " FILE ..., --from "));
     return args->from.empty() ? export_file(*args) : import_file(*args);
   };
 }

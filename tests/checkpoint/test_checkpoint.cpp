@@ -6,6 +6,7 @@
 
 #include "../support/scratch.h"
 #include "tts/checkpoint/checkpoint.h"
+#include "tts/models/registry.h"
 #include "tts/core/error.h"
 
 namespace fs = std::filesystem;
@@ -215,7 +216,7 @@ TEST(Checkpoint, AConfigPastTheCeilingsOrAHugeModelIsRefusedBeforeBuilding) {
     Checkpoint checkpoint;
     checkpoint.config_yaml = yaml;
     try {
-      checkpoint_config(checkpoint, "step_1.pt");
+      tts::models::config_of(checkpoint, "step_1.pt");
     } catch (const tts::Error& e) {
       return {e.what(), e.exit_code()};
     }
