@@ -6,8 +6,8 @@
 
 #include "../support/scratch.h"
 #include "tts/checkpoint/checkpoint.h"
-#include "tts/models/registry.h"
 #include "tts/core/error.h"
+#include "tts/models/registry.h"
 
 namespace fs = std::filesystem;
 using namespace tts::checkpoint;
