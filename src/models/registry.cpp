@@ -45,8 +45,10 @@ config::Config config_of(const checkpoint::Checkpoint& checkpoint, const std::st
   const FamilyEntry& entry = family(config.model.kind);
   if (!entry.check_size) return config;
   const std::string where = source + " (config)";
+  int64_t stored_values = 0;
+  for (const auto& [name, tensor] : checkpoint.tensors) stored_values += tensor.numel();
   try {
-    entry.check_size(config);
+    entry.check_size(config, stored_values, source);
   } catch (const Error& e) {
     const std::string message = e.what();
     throw Error(message.rfind(where, 0) == 0 ? message : where + ": " + message);

@@ -68,9 +68,12 @@ struct FamilyEntry {
       summarize_checkpoint;
   // bench's subject; the context's data_dir, run_dir and initial_phase are unused.
   BenchFactory bench;
-  // Throws tts::Error when a config read from a file asks for a network past the family's
-  // ceilings; run before anything is built (config_of). Empty: nothing to check.
-  std::function<void(const config::Config&)> check_size;
+  // Throws tts::Error when the config of checkpoint `source` asks for a network past the
+  // family's ceilings, or for more weights than the `stored_values` tensor elements the file
+  // holds; run before anything is built (config_of). Empty: nothing to check.
+  std::function<void(const config::Config& config, int64_t stored_values,
+                     const std::string& source)>
+      check_size;
   // The roles after training; empty where the family does not play one.
   VocoderLoader load_vocoder;
   AcousticRole acoustic;

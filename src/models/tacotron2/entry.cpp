@@ -13,7 +13,7 @@ models::FamilyEntry entry() {
   entry.make = make_family;
   entry.summarize_checkpoint = summarize_checkpoint;
   entry.bench = make_bench;
-  entry.check_size = [](const config::Config& config) {
+  entry.check_size = [](const config::Config& config, int64_t, const std::string&) {
     require_model_size(config, text::symbol_count(config.text.symbol_set));
   };
   entry.acoustic.synthesize = synthesize;
