@@ -71,6 +71,14 @@ Runner setup_forward(CLI::App& app) {
   app.add_option("--output", args->outputs,
                  "NAME=FILE.npy, one per output to write (float32), any of the family's")
       ->required();
+  std::vector<std::string> families;
+  for (const auto& [kind, name] : config::ChoiceNames<config::ModelKind>::names) {
+    const models::ForwardRole& role = models::family(kind).forward;
+    if (!role.run) continue;
+    families.push_back(fmt::format("model.kind {}: inputs {}; outputs {}.", name,
+                                   names_of(role.inputs), names_of(role.outputs)));
+  }
+  app.footer(fmt::format("Arrays each family takes and gives:\n  {}", fmt::join(families, "\n  ")));
   return [args]() {
     models::TrainedCheckpoint trained = models::read_trained(args->checkpoint);
     const config::ModelKind kind = trained.config.model.kind;
