@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <functional>
 #include <iostream>
 #include <numeric>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "tts/core/timer.h"
 #include "tts/dist/communicator.h"
 #include "tts/models/registry.h"
+#include "tts/train/op_counter.h"
 #include "tts/train/precision.h"
 #include "tts/train/step.h"
 
@@ -30,6 +32,7 @@ struct BenchArgs {
   int64_t symbols = 148;
   std::string device = "cpu";
   std::string step_products;  // empty: the config's train.step_products
+  bool profile = false;
 };
 
 double median(std::vector<double> values) {
@@ -62,6 +65,71 @@ class JsonLine {
  private:
   std::vector<std::string> fields_;
 };
+
+// One training iteration of `step` on `batches`, counted (train/op_counter.h) and timed.
+struct ProfiledStep {
+  train::OpCounts counts;
+  double seconds = 0;
+};
+
+ProfiledStep profile_step(train::Step& step,
+                          std::vector<std::unique_ptr<train::FamilyBatch>>& batches,
+                          checkpoint::TrainingState& state, const torch::Device& device) {
+  train::IntervalTotals totals;
+  train::OpCounter counter;
+  Stopwatch watch;
+  step.run(batches, state, totals, false);
+  synchronize(device);
+  const double seconds = watch.seconds();
+  return {counter.counts(), seconds};
+}
+
+// One warmed-up, counted iteration of the subject `make` builds.
+ProfiledStep profile_subject(models::BenchSubject subject, const config::Config& config,
+                             dist::Communicator& comm, const torch::Device& device) {
+  std::vector<std::unique_ptr<train::FamilyBatch>> batches;
+  batches.push_back(std::move(subject.batch));
+  train::Step step(*subject.family, comm, config.distributed, config.train.max_bad_steps);
+  checkpoint::TrainingState state;
+  state.phase = subject.phase;
+  train::IntervalTotals warm_up;
+  step.run(batches, state, warm_up, false);
+  return profile_step(step, batches, state, device);
+}
+
+// --profile's fields: what one iteration issues (operators, autograd nodes, host synchronizations,
+// allocations, the share of its time outside operators) and, for a family with decoder steps (one
+// that reads text), the operators per decoder step: the difference between iterations of
+// `subject.frames` and twice as many frames, over the decoder steps between them.
+void add_profile(JsonLine& json, const models::BenchSubject& subject, const ProfiledStep& base,
+                 const std::function<ProfiledStep(int64_t frames)>& at_frames) {
+  const train::OpCounts& c = base.counts;
+  json.add("ops_forward", c.forward_ops)
+      .add("nodes_backward", c.backward_nodes)
+      .add("sync", c.sync_total())
+      .add("allocations", c.allocations)
+      .add("outside_ops_share",
+           fmt::format("{:.3f}", std::max(0.0, 1.0 - c.op_seconds / base.seconds)));
+  std::vector<std::string> syncs;
+  for (const auto& [name, count] : c.syncs) syncs.push_back(fmt::format("{} {}", name, count));
+  json.add_text("sync_ops", fmt::format("{}", fmt::join(syncs, ", ")));
+  if (subject.text_len <= 0) return;
+  const int64_t r = std::max(1, subject.phase.r);
+  const ProfiledStep longer = at_frames(2 * subject.frames);
+  const double steps = static_cast<double>(subject.frames / r);
+  const double forward = static_cast<double>(longer.counts.forward_ops - c.forward_ops) / steps;
+  const double backward =
+      static_cast<double>(longer.counts.backward_nodes - c.backward_nodes) / steps;
+  json.add("ops_forward_per_decoder_step", fmt::format("{:.1f}", forward))
+      .add("nodes_backward_per_decoder_step", fmt::format("{:.1f}", backward))
+      .add("ops_per_decoder_step", fmt::format("{:.1f}", forward + backward))
+      .add("sync_per_decoder_step",
+           fmt::format("{:.2f}",
+                       static_cast<double>(longer.counts.sync_total() - c.sync_total()) / steps))
+      .add("allocations_per_decoder_step",
+           fmt::format("{:.1f}",
+                       static_cast<double>(longer.counts.allocations - c.allocations) / steps));
+}
 
 // What the optimizers update (a WaveNet's moving average, which none updates, is not counted).
 int64_t trained_parameters(train::Family& family) {
@@ -152,6 +220,16 @@ int run_bench(const BenchArgs& args) {
       .add_text("device", args.device)
       .add("tf32", config.train.tf32)
       .add_text("precision", fmt::format("{}", config.train.precision));
+  if (args.profile) {
+    const ProfiledStep base = profile_step(step, micro_batches, state, device);
+    add_profile(json, subject, base, [&](int64_t frames) {
+      return profile_subject(
+          models::family(config.model.kind)
+              .bench(train::FamilyContext{config, placement, *comm, "", "", data::Phase{}},
+                     models::BenchShape{batch, args.text_len, frames, args.symbols}),
+          config, *comm, device);
+    });
+  }
   for (const models::BenchSubject::Field& field : subject.fields) {
     if (field.text) {
       json.add_text(field.name, field.value);
@@ -202,6 +280,12 @@ Runner setup_bench(CLI::App& app) {
                  "how the decoder's per-step products run on the CPU: kernel (the small-batch "
                  "kernel), gemm (libtorch's BLAS) or fastest (each shape timed once); "
                  "default: the config's train.step_products");
+  app.add_flag("--profile", args->profile,
+               "also count what one iteration issues: operators (ops_forward), autograd nodes "
+               "(nodes_backward), host synchronizations (sync, sync_ops), allocations, the share "
+               "of its time outside operators, and for a family with decoder steps the "
+               "operators per decoder step (*_per_decoder_step: the difference between "
+               "--frames and twice as many)");
   app.footer(
       "Times the family model.kind names. Prints one JSON line: "
       "median_step_s, mel_frames_per_s (batch x frames / median step), for a vocoder "

@@ -151,3 +151,35 @@ TEST(BenchCommand, BadArgumentsAreUsageErrors) {
   EXPECT_EQ(run_cli("bench --config " + kTiny + " --frames -1").exit_code, 2);
   EXPECT_EQ(run_cli("bench").exit_code, 2);
 }
+
+// --profile counts what one iteration issues; for a family with decoder steps, per decoder step
+// from two lengths: the counts are linear in the decoder steps, so doubling --frames again gives
+// the same per-step figures.
+TEST(BenchCommand, ProfileCountsOperatorsPerDecoderStepAndHostSynchronizations) {
+  const std::string args =
+      "bench --config " + kTiny + " --batch 2 --text-len 12 --steps 1 --threads 1 --profile";
+  Result shorter = run_cli(args + " --frames 20");
+  Result longer = run_cli(args + " --frames 40");
+  ASSERT_EQ(shorter.exit_code, 0) << shorter.output;
+  ASSERT_EQ(longer.exit_code, 0) << longer.output;
+  for (const char* key : {"ops_forward_per_decoder_step", "nodes_backward_per_decoder_step",
+                          "ops_per_decoder_step", "allocations_per_decoder_step"}) {
+    EXPECT_GT(json_number(shorter.output, key), 0) << key << ": " << shorter.output;
+    EXPECT_EQ(json_number(shorter.output, key), json_number(longer.output, key)) << key;
+  }
+  EXPECT_EQ(json_number(shorter.output, "ops_per_decoder_step"),
+            json_number(shorter.output, "ops_forward_per_decoder_step") +
+                json_number(shorter.output, "nodes_backward_per_decoder_step"));
+  EXPECT_GT(json_number(longer.output, "ops_forward"), json_number(shorter.output, "ops_forward"));
+  EXPECT_GE(json_number(shorter.output, "sync"), 0);
+  const double outside = json_number(shorter.output, "outside_ops_share");
+  EXPECT_GE(outside, 0);
+  EXPECT_LE(outside, 1);
+  // A vocoder has no decoder steps: its iteration's counts alone.
+  Result vocoder = run_cli("bench --config " + std::string(TTS_SOURCE_DIR) +
+                           "/configs/hifigan_small.yaml --batch 1 --frames 8 --steps 1 --profile");
+  ASSERT_EQ(vocoder.exit_code, 0) << vocoder.output;
+  EXPECT_GT(json_number(vocoder.output, "ops_forward"), 0) << vocoder.output;
+  EXPECT_GT(json_number(vocoder.output, "nodes_backward"), 0) << vocoder.output;
+  EXPECT_TRUE(std::isnan(json_number(vocoder.output, "ops_per_decoder_step"))) << vocoder.output;
+}
