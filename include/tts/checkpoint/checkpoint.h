@@ -104,10 +104,20 @@ void write_checkpoint(const std::string& path, const Checkpoint& checkpoint);
 std::string save_checkpoint(const std::string& dir, const Checkpoint& checkpoint, int keep);
 
 // The config a checkpoint was trained with, as its run's config file says, checked by the config's
-// rules and refused when its model would pass model::kMaxParameterBytes, before anything is
-// allocated for it. `source` names it in errors. Build its model with model::build_model(config,
-// n_symbols, checkpoint_phase(...).r).
+// rules and refused when its model would pass model::kMaxParameterBytes or ask for more weights
+// than the file holds (its family's ConfigSizeCheck), before anything is allocated for it. `source`
+// names it in errors. Build its model with model::build_model(config, n_symbols,
+// checkpoint_phase(...).r).
 config::Config checkpoint_config(const Checkpoint& checkpoint, const std::string& source);
+
+// A family's check of a checkpoint's config before a network is built from it: the parameters
+// its config asks for, computed from the config, against the parameter budget and against the
+// `stored_values` (tensor elements) the checkpoint holds. Each family in models/ registers its
+// own (the checkpoint module sits below them); checkpoint_config runs the one of model.kind.
+using ConfigSizeCheck = void (*)(const config::Config& config, int64_t stored_values,
+                                 const std::string& source);
+// Returns true, so that a registration can initialize a constant.
+bool register_config_size_check(config::ModelKind kind, ConfigSizeCheck check);
 
 // The phase in force when the checkpoint was written (train.r_schedule changes r and the batch
 // during training): its state's, or, where a checkpoint of an older version or an imported one
@@ -124,6 +134,12 @@ Checkpoint load_checkpoint(const std::string& path);
 // The checkpoint in `root`, the value read from `file` (named in errors): what load_checkpoint
 // does after reading, for a caller that read the file itself (once) to tell what it holds.
 Checkpoint checkpoint_from_value(const formats::PickleValue& root, const std::string& file);
+
+// Removes from the checkpoints folder `dir` the temporaries of saves that were killed before
+// their rename (step_N.pt.tmp.<16 hex digits>, as fs.h's AtomicFile names them: regular files
+// only, never a link, a folder or any other name) and returns their names, sorted. A missing
+// folder, or one that is a link, is left alone. Run at the start of a run, before any save.
+std::vector<std::string> remove_save_temporaries(const std::string& dir);
 
 // Resolves what load_checkpoint accepts to the checkpoint files, newest first.
 std::vector<std::string> checkpoint_files(const std::string& path);

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "tts/audio/compression.h"
+#include "tts/checkpoint/checkpoint.h"
 #include "tts/checkpoint/warm_start.h"
 #include "tts/core/logging.h"
 #include "tts/core/timer.h"
@@ -12,6 +13,8 @@
 #include "tts/dist/communicator.h"
 #include "tts/models/hifigan/losses.h"
 #include "tts/models/hifigan/mel_loss.h"
+#include "tts/models/hifigan/parameter_count.h"
+#include "tts/models/parameter_budget.h"
 #include "tts/models/vocoder_validation.h"
 #include "tts/models/window_batches.h"
 #include "tts/report/metric_names.h"
@@ -34,6 +37,16 @@ float silent_mel_value(const config::AudioOptions& audio) {
 }
 
 namespace {
+
+// The family's check of a checkpoint's config (checkpoint::checkpoint_config runs it before
+// any network is built from the file): its networks' size from the config, against the budget
+// and against the weights the file holds.
+void check_checkpoint_config(const config::Config& config, int64_t stored_values,
+                             const std::string& source) {
+  models::require_checkpoint_holds(parameter_count(config), stored_values, source, kSizingKeys);
+}
+[[maybe_unused]] const bool kConfigCheckRegistered =
+    checkpoint::register_config_size_check(config::ModelKind::kHifigan, check_checkpoint_config);
 
 constexpr double kMelLossWeight = 45.0;  // jik876's train.py
 

@@ -4,6 +4,7 @@
 
 #include <optional>
 
+#include "tts/checkpoint/checkpoint.h"
 #include "tts/checkpoint/warm_start.h"
 #include "tts/core/error.h"
 #include "tts/core/logging.h"
@@ -12,9 +13,11 @@
 #include "tts/data/segments.h"
 #include "tts/dist/communicator.h"
 #include "tts/models/hifigan/family.h"
+#include "tts/models/parameter_budget.h"
 #include "tts/models/vocoder_validation.h"
 #include "tts/models/wavenet/generate.h"
 #include "tts/models/wavenet/mixture.h"
+#include "tts/models/wavenet/parameter_count.h"
 #include "tts/models/window_batches.h"
 #include "tts/report/metric_names.h"
 #include "tts/train/lr_schedule.h"
@@ -46,6 +49,16 @@ void WavenetTrainingImpl::update_average(double decay) {
 }
 
 namespace {
+
+// The family's check of a checkpoint's config (checkpoint::checkpoint_config runs it before
+// any network is built from the file): its networks' size from the config, against the budget
+// and against the weights the file holds.
+void check_checkpoint_config(const config::Config& config, int64_t stored_values,
+                             const std::string& source) {
+  models::require_checkpoint_holds(parameter_count(config), stored_values, source, kSizingKeys);
+}
+[[maybe_unused]] const bool kConfigCheckRegistered =
+    checkpoint::register_config_size_check(config::ModelKind::kWavenet, check_checkpoint_config);
 
 int64_t count_parameters(torch::nn::Module& module) {
   int64_t n = 0;
