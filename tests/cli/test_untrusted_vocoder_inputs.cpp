@@ -185,7 +185,8 @@ TEST(UntrustedVocoderInputs, VocodeChecksEveryMelBeforeWritingAnything) {
   for (const auto& [bad, expected] : std::vector<std::pair<std::string, std::string>>{
            {empty, "the mel has no frames"},
            {dir + "/nan.npy",
-            "1 non-finite value (NaN or infinity), the first at frame 3, channel 7"}}) {
+            "the mel holds 1 non-finite value (NaN or infinity), the first at frame 3, channel "
+            "7"}}) {
     fs::remove_all(dir + "/out");
     CliResult r = run_cli("vocode --checkpoint " + vocoder + " --mel " + good + " --mel " + bad +
                               " --out " + dir + "/out",

@@ -73,18 +73,20 @@ struct ToyGan : torch::nn::Module {
 // the generator through the updated discriminator.
 class ToyGanFamily final : public tts::train::Family {
  public:
-  explicit ToyGanFamily(double generator_lr = 0.05) : gan_(std::make_shared<ToyGan>()) {
-    auto slot = [&](const char* name, std::vector<torch::Tensor> params, double lr) {
+  explicit ToyGanFamily(double generator_lr = 0.05, double generator_eps = 1e-8)
+      : gan_(std::make_shared<ToyGan>()) {
+    auto slot = [&](const char* name, std::vector<torch::Tensor> params, double lr, double eps) {
       OptimizerSlot s;
       s.name = name;
       s.parameters = params;
-      s.optimizer = std::make_unique<torch::optim::Adam>(params, torch::optim::AdamOptions(lr));
+      s.optimizer =
+          std::make_unique<torch::optim::Adam>(params, torch::optim::AdamOptions(lr).eps(eps));
       s.learning_rate = [lr](int64_t step, int64_t) { return lr / static_cast<double>(step); };
       s.grad_clip = 10.0;
       return s;
     };
-    slots_.push_back(slot("discriminator", gan_->discriminator->parameters(), 0.1));
-    slots_.push_back(slot("generator", gan_->generator->parameters(), generator_lr));
+    slots_.push_back(slot("discriminator", gan_->discriminator->parameters(), 0.1, 1e-8));
+    slots_.push_back(slot("generator", gan_->generator->parameters(), generator_lr, generator_eps));
   }
   torch::nn::Module& module() override { return *gan_; }
   std::vector<OptimizerSlot>& optimizers() override { return slots_; }
@@ -292,8 +294,9 @@ INSTANTIATE_TEST_SUITE_P(Worlds, StepRanks, ::testing::Values(2, 3));
 TEST(Step, AnUpdateThatMakesAWeightNonFiniteIsUndoneCountedAndNeverSaved) {
   const std::string dir = tts::test::fresh_dir("step_non_finite_update");
   auto comm = local();
-  // A finite gradient and a learning rate past float's range: the update itself overflows.
-  ToyGanFamily family(/*generator_lr=*/1e39);
+  // A finite gradient, and yet Adam's update is 0 / 0: a zero gradient with eps 0.
+  ToyGanFamily family(/*generator_lr=*/0.05, /*generator_eps=*/0.0);
+  family.g_scale = 0.0;
   tts::train::Step step(family, *comm, {}, 3);
   TrainingState state;
   tts::train::IntervalTotals totals;
@@ -302,7 +305,7 @@ TEST(Step, AnUpdateThatMakesAWeightNonFiniteIsUndoneCountedAndNeverSaved) {
   run_steps(step, state, totals, 0, 1);
   EXPECT_FALSE(torch::equal(d_before, family.optimizers()[0].parameters[0]));
   EXPECT_TRUE(torch::equal(g_before, family.optimizers()[1].parameters[0]))
-      << "the overflowing update is undone";
+      << "the update that made the weights NaN is undone";
   EXPECT_EQ(totals.updates, (std::vector<int64_t>{1, 0}));
   for (const auto& slot : family.optimizers()) {
     for (const torch::Tensor& p : slot.parameters) {
@@ -320,7 +323,7 @@ TEST(Step, AnUpdateThatMakesAWeightNonFiniteIsUndoneCountedAndNeverSaved) {
   for (size_t i = 0; i < 2; ++i) {
     tts::checkpoint::restore_optimizer(loaded, i, *resumed.optimizers()[i].optimizer);
   }
-  // Steps in a row whose updates overflow end the run like non-finite gradients
+  // Steps in a row whose updates are non-finite end the run like non-finite gradients
   // (train.max_bad_steps).
   try {
     run_steps(step, state, totals, 1, 4);
