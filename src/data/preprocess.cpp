@@ -211,9 +211,12 @@ Outcome process(const Job& job, const audio::AudioProcessor& audio, const Metada
   std::vector<int64_t> ids;
   // A transcript many times longer than any utterance is refused before the cleaners and the
   // phonemizer see it (cleaning may lengthen it: "1984" is read out; four bytes per symbol).
-  const auto raw_symbols = static_cast<int64_t>(entry.text.size() / 4);
-  if (auto problem = text_bound_problem(raw_symbols, -1)) {
-    return skip(fmt::format("{} ({} bytes)", *problem, entry.text.size()));
+  constexpr size_t kMaxTranscriptBytes = size_t{4} * config::kMaxSymbolsPerUtterance;
+  if (entry.text.size() > kMaxTranscriptBytes) {
+    return skip(fmt::format(
+        "too much text: a transcript of {} bytes, more than {} (four for each of the {} symbols "
+        "an utterance may have); split the utterance",
+        entry.text.size(), kMaxTranscriptBytes, config::kMaxSymbolsPerUtterance));
   }
   try {
     cleaned = job.text.clean(entry.text);
