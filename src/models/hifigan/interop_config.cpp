@@ -100,7 +100,10 @@ config::Config hifigan_config_from_json(const std::string& config_json_path, con
                   "'{}': expected jik876's config.json (a JSON object), found {}", config_json_path,
                   root.kind_name());
   bool fmax_is_nyquist = false;
-  for (const auto& [key, value] : root.members) {
+  for (const auto& member : root.members) {
+    // Named, not a structured binding: C++17 lambdas cannot capture one (clang refuses).
+    const std::string& key = member.first;
+    const formats::JsonValue& value = member.second;
     if (std::find(std::begin(kIgnored), std::end(kIgnored), key) != std::end(kIgnored)) continue;
     const auto* mapping = std::find_if(std::begin(kMappings), std::end(kMappings),
                                        [&](const KeyMapping& m) { return key == m.theirs; });
