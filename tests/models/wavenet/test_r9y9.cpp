@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -240,4 +241,20 @@ TEST(R9y9, TheParameterCountFromTheHparamsIsTheBuiltNetworks) {
       EXPECT_EQ(parameter_count(h.wavenet, h.audio.n_mels), static_cast<double>(built)) << name;
     }
   }
+}
+
+TEST(R9y9, AWeightThatIsNotFiniteIsRefusedByName) {
+  fx::Fixture f = fx::load("wavenet");
+  std::vector<std::pair<std::string, std::shared_ptr<tts::formats::PickleValue>>> entries;
+  for (const auto& [name, tensor] : f.imported.tensors) {
+    torch::Tensor stored = tensor.clone();
+    if (name == "first_conv.bias") stored.view({-1})[2] = INFINITY;
+    entries.emplace_back(name, tts::formats::pickle_tensor(stored));
+  }
+  const std::string path = temp_path("infinite.pth");
+  tts::formats::write_torch_file(
+      path, *tts::formats::pickle_dict({{"state_dict", tts::formats::pickle_dict(entries)}}));
+  const std::string e = error_of([&] { import_r9y9(path, fx::path("wavenet", "_hparams.json")); });
+  EXPECT_NE(e.find("tensor 'first_conv.bias' holds 1 non-finite value"), std::string::npos) << e;
+  EXPECT_NE(e.find(path), std::string::npos) << e;
 }
