@@ -2,7 +2,7 @@
 # Builds and runs the libFuzzer harnesses of tests/fuzz/ (docs/security.md: what each reads).
 #   scripts/fuzz.sh NAME SECONDS   fuzz one harness for SECONDS; NAME: npy, torch_file,
 #                                  torch_pickle, audio, config, metadata, nvidia_keys,
-#                                  features_yaml, report
+#                                  features_yaml, report, json, hifigan_config, waveform
 #   scripts/fuzz.sh --ci [SECONDS] CI stage: build every harness, replay the regression inputs
 #                                  (tests/fuzz/regressions/NAME/ and the hostile files of
 #                                  tests/data/untrusted/), then fuzz each from its seeds with a
@@ -15,7 +15,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build_dir="${FUZZ_BUILD_DIR:-$root/build-fuzz}"
-names=(npy torch_file torch_pickle audio config metadata nvidia_keys features_yaml report)
+names=(npy torch_file torch_pickle audio config metadata nvidia_keys features_yaml report json
+  hifigan_config waveform)
 # Per input: libFuzzer reports a slower or larger run as a finding (a hang, an allocation no input
 # of this size justifies).
 # Inputs up to 4 MiB: attacks by depth (nested containers, alias chains, megabyte keys) need
@@ -72,6 +73,14 @@ PY
       cp "$root"/configs/*.yaml "$data"/untrusted/*.yaml "$dir/" ;;
     metadata)
       cp "$data/ljspeech_sample_transcripts.txt" "$dir/metadata.csv" ;;
+    json)
+      find "$data/vocoders" -name '*.json' -exec cp --backup=numbered {} "$dir/" \; ;;
+    hifigan_config)
+      for file in "$data"/vocoders/*/hifigan_config.json "$data"/vocoders/step/config.json; do
+        cp "$file" "$dir/$(basename "$(dirname "$file")").json"
+      done ;;
+    waveform)
+      find "$data" -name '*.npy' -size -64k -exec cp --backup=numbered {} "$dir/" \; ;;
     report)
       # metrics.jsonl of a run: train and validation records, as train writes them.
       printf '%s\n' \
@@ -105,6 +114,7 @@ replay() {
     torch_file) files+=("$root"/tests/data/untrusted/*.pt) ;;
     audio) files+=("$root"/tests/data/untrusted/*.wav "$root"/tests/data/untrusted/*.flac) ;;
     features_yaml) files+=("$root"/tests/data/untrusted/*.yaml) ;;
+    waveform) files+=("$root"/tests/data/untrusted/*.npy) ;;
   esac
   [ ${#files[@]} -gt 0 ] || return 0
   echo "fuzz: $name: replaying ${#files[@]} regression inputs"
@@ -121,7 +131,8 @@ ci_runs() {
   case "$1" in
     npy) echo 300000 ;;
     torch_file | torch_pickle | audio) echo 3000 ;;
-    config | features_yaml | report) echo 10000 ;;
+    config | features_yaml | report | hifigan_config | waveform) echo 10000 ;;
+    json) echo 100000 ;;
     metadata | nvidia_keys) echo 50000 ;;
   esac
 }

@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <limits>
 
@@ -92,6 +93,21 @@ c10::impl::GenericDict adam_dict(const OptimizerState& state) {
   return adam;
 }
 
+// The options of an Adam group read from a file: a NaN learning rate or a beta of 1 or more
+// turns every weight it updates into NaN at the next step.
+void require_adam_options(const OptimizerState::Group& group, const std::string& what) {
+  TTS_CHECK(std::isfinite(group.lr) && group.lr >= 0, "{}: learning rate {}; expected 0 or more",
+            what, group.lr);
+  for (double beta : {group.beta1, group.beta2}) {
+    TTS_CHECK(beta >= 0 && beta < 1, "{}: betas ({}, {}); each must be in [0, 1)", what,
+              group.beta1, group.beta2);
+  }
+  TTS_CHECK(std::isfinite(group.eps) && group.eps >= 0, "{}: eps {}; expected 0 or more", what,
+            group.eps);
+  TTS_CHECK(std::isfinite(group.weight_decay) && group.weight_decay >= 0,
+            "{}: weight decay {}; expected 0 or more", what, group.weight_decay);
+}
+
 OptimizerState read_optimizer(const PickleValue& adam, const std::string& path) {
   OptimizerState state;
   auto options = list_entry(adam, "group_options", Kind::Float, path);
@@ -112,6 +128,7 @@ OptimizerState read_optimizer(const PickleValue& adam, const std::string& path) 
     group.params = sizes[g]->integer;
     TTS_CHECK(group.params >= 0 && group.params <= (int64_t{1} << 40),
               "{}: the checkpoint's Adam group {} claims {} parameters", path, g, group.params);
+    require_adam_options(group, fmt::format("{}: the checkpoint's Adam group {}", path, g));
     total += group.params;
     state.groups.push_back(group);
   }
@@ -132,6 +149,8 @@ OptimizerState read_optimizer(const PickleValue& adam, const std::string& path) 
     param.exp_avg = exp_avg[i]->tensor;
     param.exp_avg_sq = exp_avg_sq[i]->tensor;
     if (max_exp_avg_sq[i]->tensor.numel() > 0) param.max_exp_avg_sq = max_exp_avg_sq[i]->tensor;
+    require_adam_moments(param.exp_avg, param.exp_avg_sq, param.max_exp_avg_sq,
+                         fmt::format("{}: the checkpoint's Adam state of parameter {}", path, i));
     state.params.push_back(std::move(param));
   }
   return state;
@@ -155,6 +174,19 @@ int64_t step_of(const fs::path& file) {
     step = step * 10 + (name[i] - '0');  // at most 18 digits: no overflow
   }
   return step;
+}
+
+// Whether `name` is what a checkpoint save killed halfway leaves behind: exactly the temporary
+// name AtomicFile (fs.h) gives step_N.pt, step_<1 to 18 digits>.pt.tmp.<16 hex digits>.
+bool is_save_temporary(const std::string& name) {
+  const std::string marker = ".tmp.";
+  const size_t at = name.rfind(marker);
+  if (at == std::string::npos) return false;
+  const std::string suffix = name.substr(at + marker.size());
+  if (suffix.size() != 16 || suffix.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    return false;
+  }
+  return step_of(name.substr(0, at)) >= 0;
 }
 
 // The moments and group options of an Adam-family optimizer (torch::optim::Adam or AdamW: the
@@ -325,6 +357,20 @@ void restore_rng(const Checkpoint& checkpoint, const torch::Device& device) {
 }
 
 void write_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
+  // Never a checkpoint that resuming would refuse (training skips an update that would make a
+  // weight non-finite, so only a bug reaches this).
+  const std::string fix = "not written: a checkpoint must hold finite weights and moments";
+  for (const auto& [name, tensor] : checkpoint.tensors) {
+    require_finite(tensor, fmt::format("{}: tensor '{}'", path, name), fix);
+  }
+  for (const OptimizerState& optimizer : checkpoint.optimizers) {
+    for (size_t i = 0; i < optimizer.params.size(); ++i) {
+      const OptimizerState::Param& p = optimizer.params[i];
+      for (const torch::Tensor* moment : {&p.exp_avg, &p.exp_avg_sq, &p.max_exp_avg_sq}) {
+        require_finite(*moment, fmt::format("{}: the Adam state of parameter {}", path, i), fix);
+      }
+    }
+  }
   c10::Dict<std::string, at::Tensor> tensors;
   for (const auto& [name, tensor] : checkpoint.tensors) tensors.insert(name, tensor);
   c10::List<std::string> parameter_names;
@@ -402,6 +448,26 @@ std::vector<std::string> checkpoint_files(const std::string& path) {
   std::vector<std::string> files;
   for (auto& [step, file] : found) files.push_back(file);
   return files;
+}
+
+std::vector<std::string> remove_save_temporaries(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(fs::symlink_status(dir, ec))) return {};  // none yet, or not a folder
+  std::vector<std::string> removed;
+  for (fs::directory_iterator it(dir, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    std::error_code status_error;
+    // A regular file itself: a link of that name, a folder or a FIFO is not ours and stays.
+    if (!is_save_temporary(name) ||
+        !fs::is_regular_file(fs::symlink_status(it->path(), status_error))) {
+      continue;
+    }
+    std::error_code remove_error;  // one that cannot be removed stays for the next start
+    if (fs::remove(it->path(), remove_error)) removed.push_back(name);
+  }
+  std::sort(removed.begin(), removed.end());
+  return removed;
 }
 
 Checkpoint load_checkpoint(const std::string& path) {

@@ -6,6 +6,7 @@
 
 #include "tts/checkpoint/state_dict_keys.h"
 #include "tts/core/error.h"
+#include "tts/core/printable.h"
 #include "tts/formats/torch_file.h"
 
 namespace tts::checkpoint {
@@ -59,9 +60,14 @@ StateDictMatch match_state_dict(const std::vector<ModelTensor>& model,
   }
   std::vector<std::string> unexpected;
   for (const auto& [name, tensor] : stored) {
-    if (!options.partial && found.count(name) == 0) unexpected.push_back(name);
+    if (!options.partial && found.count(name) == 0) unexpected.push_back(printable(name));
   }
-  if (missing.empty() && mismatched.empty() && unexpected.empty()) return match;
+  if (missing.empty() && mismatched.empty() && unexpected.empty()) {
+    for (const TensorMatch& m : match.matched) {
+      require_finite(m.stored, fmt::format("{}: tensor '{}'", options.file, m.target.stored_name));
+    }
+    return match;
+  }
 
   std::vector<std::string> shapes;
   for (const TensorMatch& m : mismatched) {
@@ -77,6 +83,30 @@ StateDictMatch match_state_dict(const std::vector<ModelTensor>& model,
   std::string fix = options.fix ? options.fix(mismatched) : "";
   throw Error(fmt::format("{} does not fit the model of the config ({}){}", options.file, lists,
                           fix.empty() ? "" : "; " + fix));
+}
+
+void require_finite(const torch::Tensor& tensor, const std::string& what, const std::string& fix) {
+  if (!tensor.defined() || !tensor.is_floating_point() || tensor.numel() == 0) return;
+  const int64_t bad = tensor.numel() - torch::isfinite(tensor).sum().item<int64_t>();
+  TTS_CHECK(bad == 0, "{} holds {} non-finite value{} (NaN or infinity) among {}; {}", what, bad,
+            bad == 1 ? "" : "s", tensor.numel(), fix);
+}
+
+void require_adam_moments(const torch::Tensor& exp_avg, const torch::Tensor& exp_avg_sq,
+                          const torch::Tensor& max_exp_avg_sq, const std::string& what) {
+  require_finite(exp_avg, what + " exp_avg");
+  for (const auto& [name, moment] :
+       {std::pair<const char*, const torch::Tensor*>{"exp_avg_sq", &exp_avg_sq},
+        {"max_exp_avg_sq", &max_exp_avg_sq}}) {
+    const std::string where = fmt::format("{} {}", what, name);
+    require_finite(*moment, where);
+    if (!moment->defined() || moment->numel() == 0) continue;
+    const int64_t negative = (*moment < 0).sum().item<int64_t>();
+    TTS_CHECK(negative == 0,
+              "{} holds {} negative value{}: a second moment is a running mean of squares, never "
+              "negative (Adam would take the square root of it); the file is damaged",
+              where, negative, negative == 1 ? "" : "s");
+  }
 }
 
 void copy_matched(const std::vector<TensorMatch>& matched) {

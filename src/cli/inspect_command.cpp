@@ -9,6 +9,7 @@
 #include "tts/checkpoint/checkpoint.h"
 #include "tts/cli/command.h"
 #include "tts/config/config.h"
+#include "tts/core/printable.h"
 #include "tts/models/registry.h"
 
 namespace tts::cli {
@@ -26,16 +27,6 @@ std::string json_string(const std::string& text) {
     out += c;
   }
   return out + "\"";
-}
-
-// `text` for a terminal: control characters (a file's, maybe escape sequences) as \xNN.
-std::string printable(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    out += byte < 0x20 || byte == 0x7F ? fmt::format("\\x{:02x}", byte) : std::string(1, c);
-  }
-  return out;
 }
 
 Runner setup_inspect(CLI::App& app) {

@@ -2,7 +2,8 @@
 // vocoder role, models/roles.h). Each mel's
 // settings are checked against the vocoder's before anything is generated: a mel that lies in a
 // feature store or a gta output (a features.yaml beside it or one folder up) is refused when it
-// was made with other settings, naming each one; a bare .npy cannot be checked and says so.
+// was made with other settings, naming each one; a bare .npy cannot be checked and says so. Every
+// mel's shape and values are checked too before the first WAV is written.
 #include <torch/torch.h>
 
 #include <filesystem>
@@ -24,6 +25,23 @@ struct VocodeArgs {
   std::vector<std::string> mels;
   std::string out;
 };
+
+// A mel read from a file, before anything is written: frames for the network's convolutions
+// (a mel of none ends inside libtorch), and every value finite (a NaN becomes a WAV of NaNs).
+void check_mel(const torch::Tensor& mel, const std::string& path) {
+  TTS_CHECK(mel.size(0) >= 1,
+            "{}: the mel has no frames (shape [{}]); a vocoder needs at least one; nothing was "
+            "written",
+            path, fmt::join(mel.sizes(), ", "));
+  const torch::Tensor finite = torch::isfinite(mel);
+  const int64_t bad = mel.numel() - finite.sum().item<int64_t>();
+  if (bad == 0) return;
+  const int64_t first = torch::logical_not(finite).reshape({-1}).nonzero()[0][0].item<int64_t>();
+  throw Error(fmt::format(
+      "{}: the mel holds {} non-finite value{} (NaN or infinity), the first at frame {}, channel "
+      "{}; nothing was written",
+      path, bad, bad == 1 ? "" : "s", first / mel.size(1), first % mel.size(1)));
+}
 
 Runner setup_vocode(CLI::App& app) {
   auto args = std::make_shared<VocodeArgs>();
@@ -57,6 +75,7 @@ Runner setup_vocode(CLI::App& app) {
             path, vocoder->source());
       }
       mels.push_back(inference::read_mel_npy(path, config.audio.n_mels));
+      check_mel(mels.back(), path);
     }
     // One mel to one file: a .wav, or an .npy of the float samples (what `forward` compares);
     // else a folder of ID.wav.

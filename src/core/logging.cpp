@@ -9,9 +9,41 @@
 
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
+#include "tts/core/printable.h"
 
 namespace tts::log {
 namespace {
+
+// Logs `message` through `log`, its text made printable first (printable.h): a line quoting a
+// file's bytes reaches the terminal and the log files without their control characters.
+template <class Log>
+void log_printable(const spdlog::details::log_msg& message, Log&& log) {
+  const std::string_view payload(message.payload.data(), message.payload.size());
+  const std::string escaped = printable(payload, /*keep_newlines=*/true);
+  if (escaped == payload) {
+    log(message);
+    return;
+  }
+  spdlog::details::log_msg copy = message;
+  copy.payload = spdlog::string_view_t(escaped.data(), escaped.size());
+  log(copy);
+}
+
+// spdlog's colour stderr sink behind log_printable.
+class PrintableStderrSink : public spdlog::sinks::sink {
+ public:
+  void log(const spdlog::details::log_msg& message) override {
+    log_printable(message, [&](const spdlog::details::log_msg& m) { inner_.log(m); });
+  }
+  void flush() override { inner_.flush(); }
+  void set_pattern(const std::string& pattern) override { inner_.set_pattern(pattern); }
+  void set_formatter(std::unique_ptr<spdlog::formatter> formatter) override {
+    inner_.set_formatter(std::move(formatter));
+  }
+
+ private:
+  spdlog::sinks::stderr_color_sink_mt inner_;
+};
 
 struct State {
   std::mutex mutex;
@@ -20,7 +52,7 @@ struct State {
   std::string pattern = "[%H:%M:%S.%e] [%n] %^%l%$: %v";
   std::vector<std::shared_ptr<spdlog::logger>> loggers;
 
-  State() { sinks.push_back(std::make_shared<spdlog::sinks::stderr_color_sink_mt>()); }
+  State() { sinks.push_back(std::make_shared<PrintableStderrSink>()); }
 };
 
 // Appends formatted lines to a file opened by open_for_append (never through a symlink, never a
@@ -31,9 +63,11 @@ class AppendSink : public spdlog::sinks::base_sink<std::mutex> {
 
  protected:
   void sink_it_(const spdlog::details::log_msg& message) override {
-    spdlog::memory_buf_t line;
-    formatter_->format(message, line);
-    write_all(fd_, std::string_view(line.data(), line.size()), path_);
+    log_printable(message, [&](const spdlog::details::log_msg& m) {
+      spdlog::memory_buf_t line;
+      formatter_->format(m, line);
+      write_all(fd_, std::string_view(line.data(), line.size()), path_);
+    });
   }
   void flush_() override {}  // every line is written by write(2) at once
 

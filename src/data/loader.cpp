@@ -13,6 +13,7 @@
 #include "tts/core/frames.h"
 #include "tts/core/logging.h"
 #include "tts/core/timer.h"
+#include "tts/data/text_bounds.h"
 #include "tts/formats/npy.h"
 
 namespace tts::data {
@@ -190,11 +191,18 @@ Loader::Loader(const FeatureStore& store, std::vector<Utterance> utterances,
       logger->warn("utterance {}: its text '{}' gives no symbols; left out", u.id, u.text);
       continue;
     }
+    // A store may hold what preprocess would have skipped: batches are sized by the longest text.
+    const double seconds = static_cast<double>(u.n_frames) * config.audio.hop_length /
+                           static_cast<double>(config.audio.sample_rate);
+    if (auto problem = text_bound_problem(static_cast<int64_t>(ids.size()), seconds)) {
+      logger->warn("utterance {}: {}; left out", u.id, *problem);
+      continue;
+    }
     s.token_ids.push_back(std::move(ids));
     s.utterances.push_back(std::move(u));
   }
   if (s.utterances.size() != before) {
-    logger->warn("{} of {} utterances left out: no symbols in their text",
+    logger->warn("{} of {} utterances left out: no symbols in their text, or too many",
                  before - s.utterances.size(), before);
   }
   s.rank = rank;

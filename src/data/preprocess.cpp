@@ -23,6 +23,7 @@
 #include "tts/core/timer.h"
 #include "tts/data/ljspeech.h"
 #include "tts/data/store_writer.h"
+#include "tts/data/text_bounds.h"
 #include "tts/text/text_processor.h"
 
 namespace tts::data {
@@ -208,12 +209,28 @@ Outcome process(const Job& job, const audio::AudioProcessor& audio, const Metada
   const auto& options = job.config.audio;
   std::string cleaned;
   std::vector<int64_t> ids;
+  // A transcript many times longer than any utterance is refused before the cleaners and the
+  // phonemizer see it (cleaning may lengthen it: "1984" is read out; four bytes per symbol).
+  constexpr size_t kMaxTranscriptBytes = size_t{4} * config::kMaxSymbolsPerUtterance;
+  if (entry.text.size() > kMaxTranscriptBytes) {
+    return skip(fmt::format(
+        "too much text: a transcript of {} bytes, more than {} (four for each of the {} symbols "
+        "an utterance may have); split the utterance",
+        entry.text.size(), kMaxTranscriptBytes, config::kMaxSymbolsPerUtterance));
+  }
   try {
     cleaned = job.text.clean(entry.text);
     ids = job.text.to_ids(cleaned);
   } catch (const Error& e) {
     return skip(fmt::format("bad transcript: {}", e.what()));
   }
+  // Symbols per utterance now, per second of audio once its length is known.
+  auto text_problem = [&](int64_t n_samples) {
+    const double seconds =
+        n_samples < 0 ? -1 : static_cast<double>(n_samples) / job.config.audio.sample_rate;
+    return text_bound_problem(static_cast<int64_t>(ids.size()), seconds);
+  };
+  if (auto problem = text_problem(-1)) return skip(*problem);
   // NVIDIA's english_cleaners keeps a space where the text was only spaces: no letters is empty.
   const bool blank = cleaned.find_first_not_of(" \t") == std::string::npos;
   if (blank || ids.size() <= 1) {
@@ -274,6 +291,7 @@ Outcome process(const Job& job, const audio::AudioProcessor& audio, const Metada
     if (too_long(job.config, features.n_samples)) {
       return skip(too_long_reason(job.config, features.n_samples));
     }
+    if (auto problem = text_problem(features.n_samples)) return skip(*problem);
     outcome.row = job.writer.write_utterance(entry.id, features, cleaned);
     outcome.original_rate = original_rate;
     job.journal.append(entry.id,
@@ -282,6 +300,7 @@ Outcome process(const Job& job, const audio::AudioProcessor& audio, const Metada
   if (too_long(job.config, outcome.row.n_samples)) {
     return skip(too_long_reason(job.config, outcome.row.n_samples));
   }
+  if (auto problem = text_problem(outcome.row.n_samples)) return skip(*problem);
   outcome.kept = true;
   return outcome;
 }

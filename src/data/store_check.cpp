@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <set>
@@ -37,11 +39,50 @@ std::optional<std::string> non_finite_values(const std::string& path, const std:
     ++(std::isnan(v) ? nan : inf);
   }
   if (first < 0) return std::nullopt;
+  const std::string where = bins > 0 ? fmt::format("frame {}, bin {}", first / bins, first % bins)
+                                     : fmt::format("sample {}", first);
   return fmt::format(
-      "{} (utterance {}): {} non-finite value{} ({} NaN, {} Inf), the first at frame {}, bin {} "
-      "({}); re-run tts-train preprocess",
-      path, id, nan + inf, nan + inf == 1 ? "" : "s", nan, inf, first / bins, first % bins,
+      "{} (utterance {}): {} non-finite value{} ({} NaN, {} Inf), the first at {} ({}); re-run "
+      "tts-train preprocess",
+      path, id, nan + inf, nan + inf == 1 ? "" : "s", nan, inf, where,
       array.data[static_cast<size_t>(first)]);
+}
+
+// A waveform (waveforms/ID.npy, what a vocoder trains on): float32 [n_samples] as the tables
+// say, as long as its mel within a frame (n_frames × hop, give or take one window of n_fft
+// samples: the STFT's centering or padding), then finite.
+std::optional<std::string> waveform_problem(const Utterance& u, const config::AudioOptions& audio) {
+  const std::string& path = u.waveform_path;
+  formats::NpyHeader header;
+  try {
+    header = formats::read_npy_header(path);
+  } catch (const Error& e) {
+    return feature_file_error(path, u.id, e);
+  }
+  if (header.dtype != "<f4" || header.fortran_order) {
+    return fmt::format("{} (utterance {}): dtype '{}'{}, expected float32 ('<f4') in C order", path,
+                       u.id, header.dtype, header.fortran_order ? " in Fortran order" : "");
+  }
+  if (header.shape.size() != 1) {
+    return fmt::format(
+        "{} (utterance {}): {}-D array of shape [{}], expected a 1-D waveform [{}]; re-run "
+        "tts-train preprocess",
+        path, u.id, header.shape.size(), fmt::join(header.shape, ", "), u.n_samples);
+  }
+  if (header.shape[0] != u.n_samples) {
+    return fmt::format("{} (utterance {}): {} samples, metadata says {}", path, u.id,
+                       header.shape[0], u.n_samples);
+  }
+  const int64_t expected = u.n_frames * audio.hop_length;
+  const int64_t tolerance = std::max<int64_t>(audio.n_fft, audio.hop_length);
+  if (std::abs(u.n_samples - expected) > tolerance) {
+    return fmt::format(
+        "{} (utterance {}): {} samples for a mel of {} frames, which stands for {} samples "
+        "({} frames × hop {}, give or take {}): the waveform does not belong to its mel; re-run "
+        "tts-train preprocess",
+        path, u.id, u.n_samples, u.n_frames, expected, u.n_frames, audio.hop_length, tolerance);
+  }
+  return non_finite_values(path, u.id, 0);  // read_npy checks the data against the file's size
 }
 
 // check_feature_file, then (when the file is sound) the scan for NaN/Inf.
@@ -130,6 +171,15 @@ StoreCheckReport check_store(const std::string& dir_argument, const config::Conf
           "(audio.linear or model.predict_linear); re-run tts-train preprocess with audio.linear: "
           "true",
           dir, id));
+    }
+    if (!u->waveform_path.empty()) {
+      if (auto problem = waveform_problem(*u, config.audio)) problems.push_back(*problem);
+      ++report.files;
+    } else if (config::store_needs(config.model.kind).waveforms) {
+      problems.push_back(fmt::format(
+          "{}/metadata.tsv: utterance {} has no waveform file but model.kind {} trains on "
+          "waveforms; re-run tts-train preprocess with audio.waveforms: true",
+          dir, id, config.model.kind));
     }
     if (config.data.max_frames > 0 && u->n_frames > config.data.max_frames) ++report.too_long;
     progress.advance();

@@ -2,7 +2,15 @@
 
 #include <espeak-ng/speak_lib.h>
 #include <fmt/format.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <mutex>
 
@@ -94,9 +102,8 @@ std::string without_language_marks(const std::string& ipa) {
   return out;
 }
 
-// espeak-ng's IPA of each clause of `text`.
-std::vector<std::string> translate(const std::string& language, const std::string& text) {
-  std::lock_guard<std::mutex> lock(engine_mutex());
+// espeak-ng's IPA of each clause of `text`, in this process. Call with the lock held.
+std::vector<std::string> translate_here(const std::string& language, const std::string& text) {
   select_voice(language);
   std::vector<std::string> clauses;
   const void* position = text.c_str();
@@ -107,8 +114,169 @@ std::vector<std::string> translate(const std::string& language, const std::strin
   return clauses;
 }
 
+// --- the worker process: Note [espeak-ng crashes] ---
+
+// A text longer than any utterance is refused before it reaches espeak-ng.
+constexpr size_t kMaxTextBytes = size_t{1} << 20;
+// A text espeak-ng takes longer than this over is treated as a crash (a loop inside it).
+constexpr int kTimeoutMs = 60000;
+
+bool send_all(int fd, const void* data, size_t size) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::send(fd, p, size, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Reads `size` bytes; false at the end of the stream, on an error or after `timeout_ms` (-1:
+// none) without data.
+bool receive_all(int fd, void* data, size_t size, int timeout_ms) {
+  char* p = static_cast<char*>(data);
+  while (size > 0) {
+    pollfd poll_fd{fd, POLLIN, 0};
+    const int ready = ::poll(&poll_fd, 1, timeout_ms);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) return false;
+    const ssize_t n = ::recv(fd, p, size, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool send_text(int fd, const std::string& text) {
+  const auto size = static_cast<uint64_t>(text.size());
+  return send_all(fd, &size, sizeof(size)) && send_all(fd, text.data(), text.size());
+}
+
+bool receive_text(int fd, std::string& text, int timeout_ms) {
+  uint64_t size = 0;
+  if (!receive_all(fd, &size, sizeof(size), timeout_ms) || size > kMaxTextBytes * 8) return false;
+  text.resize(static_cast<size_t>(size));
+  return receive_all(fd, text.data(), text.size(), timeout_ms);
+}
+
+// The child's loop: (language, text) in, a status, a message or the clauses out, until the
+// parent closes its end.
+[[noreturn]] void serve(int fd) {
+  while (true) {
+    std::string language, text;
+    if (!receive_text(fd, language, -1) || !receive_text(fd, text, -1)) ::_exit(0);
+    std::vector<std::string> clauses;
+    std::string failure;
+    try {
+      clauses = translate_here(language, text);
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+    const uint64_t count = failure.empty() ? clauses.size() : 0;
+    bool sent = send_text(fd, failure) && send_all(fd, &count, sizeof(count));
+    for (const std::string& clause : clauses) sent = sent && send_text(fd, clause);
+    if (!sent) ::_exit(0);
+  }
+}
+
+// The child process that runs espeak-ng, started on first use and again after it died.
+class Worker {
+ public:
+  ~Worker() { stop(); }
+
+  std::vector<std::string> translate(const std::string& language, const std::string& text) {
+    if (pid_ < 0) start();
+    std::string failure;
+    uint64_t count = 0;
+    std::vector<std::string> clauses;
+    bool ok = send_text(fd_, language) && send_text(fd_, text) &&
+              receive_text(fd_, failure, kTimeoutMs) &&
+              receive_all(fd_, &count, sizeof(count), kTimeoutMs) && count <= text.size() + 1;
+    for (uint64_t i = 0; ok && i < count; ++i) {
+      ok = receive_text(fd_, clauses.emplace_back(), kTimeoutMs);
+    }
+    if (!ok) {
+      const std::string how = stop();
+      throw Error(fmt::format(
+          "espeak-ng {} while phonemizing \"{}\" ({} bytes): a fault inside libespeak-ng (its "
+          "version 1.51 overflows a stack buffer on some texts); this text is skipped, the "
+          "phonemizer restarts for the next",
+          how, text.substr(0, 200), text.size()));
+    }
+    if (!failure.empty()) throw UsageError(failure);
+    return clauses;
+  }
+
+ private:
+  void start() {
+    int fds[2];
+    TTS_CHECK(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) == 0,
+              "cannot start the espeak-ng worker: socketpair: {}", std::strerror(errno));
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      const int error = errno;
+      ::close(fds[0]);
+      ::close(fds[1]);
+      throw Error(fmt::format("cannot start the espeak-ng worker: fork: {}", std::strerror(error)));
+    }
+    if (pid == 0) {
+      ::close(fds[0]);
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlives the process it serves
+      serve(fds[1]);
+    }
+    ::close(fds[1]);
+    pid_ = pid;
+    fd_ = fds[0];
+  }
+
+  // Ends the child (it may be dead already) and says how it ended.
+  std::string stop() {
+    if (pid_ < 0) return "stopped";
+    ::close(fd_);
+    int status = 0;
+    pid_t waited = ::waitpid(pid_, &status, WNOHANG);
+    if (waited == 0) {  // alive: hung, or done and waiting for the next text
+      ::kill(pid_, SIGKILL);
+      waited = ::waitpid(pid_, &status, 0);
+    }
+    const pid_t pid = pid_;
+    pid_ = -1;
+    fd_ = -1;
+    if (waited != pid) return "stopped";
+    if (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL) {
+      return fmt::format("crashed ({})", strsignal(WTERMSIG(status)));
+    }
+    if (WIFSIGNALED(status)) return fmt::format("took more than {} s", kTimeoutMs / 1000);
+    return fmt::format("stopped (exit status {})", WEXITSTATUS(status));
+  }
+
+  pid_t pid_ = -1;
+  int fd_ = -1;
+};
+
+// espeak-ng's IPA of each clause of `text`, from the worker.
+std::vector<std::string> translate(const std::string& language, const std::string& text) {
+  TTS_CHECK(text.size() <= kMaxTextBytes,
+            "a text of {} bytes for espeak-ng, more than {}; no utterance is that long",
+            text.size(), kMaxTextBytes);
+  static Worker worker;
+  std::lock_guard<std::mutex> lock(engine_mutex());
+  return worker.translate(language, text);
+}
+
 }  // namespace
 
+// Note [espeak-ng crashes]: libespeak-ng 1.51 (Debian 12's; the fix came with 1.52) aborts with
+// a stack buffer overflow on some texts ("s'" repeated 110 times), and any fault inside the
+// library would take the whole process with it: a preprocess of thousands of utterances, a
+// training run's validation. Phonemes are made in a child process forked on first use, which
+// owns the engine; a text that kills it (or keeps it busy past kTimeoutMs) ends in a tts::Error
+// naming the text, and the next text starts a new child. The parent checks the voice in process
+// (the constructor), so an unknown language is still a usage error at once.
 Phonemizer::Phonemizer(const std::string& language) : language_(language) {
   std::lock_guard<std::mutex> lock(engine_mutex());
   select_voice(language_);

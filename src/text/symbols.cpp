@@ -7,6 +7,7 @@
 #include <initializer_list>
 
 #include "tts/core/error.h"
+#include "tts/core/printable.h"
 
 namespace tts::text {
 namespace {
@@ -101,7 +102,8 @@ std::string table_difference(const std::vector<std::string>& a, const std::strin
   const size_t common = std::min(a.size(), b.size());
   for (size_t i = 0; i < common; ++i) {
     if (a[i] != b[i]) {
-      return fmt::format("id {} is '{}' in {} and '{}' in {}", i, a[i], a_name, b[i], b_name);
+      return fmt::format("id {} is '{}' in {} and '{}' in {}", i, printable(a[i]), a_name,
+                         printable(b[i]), b_name);
     }
   }
   if (a.size() == b.size()) return "";

@@ -9,6 +9,7 @@
 #include "tts/core/timer.h"
 #include "tts/dist/communicator.h"
 #include "tts/dist/gradient_reducer.h"
+#include "update_guard.h"
 
 namespace tts::train {
 
@@ -40,9 +41,20 @@ void Updates::apply(size_t slot) {
     optimizer.optimizer->zero_grad();
   } else {
     for (auto& group : optimizer.optimizer->param_groups()) group.options().set_lr(lr);
+    UpdateGuard& guard = step_->guards_.at(slot);  // Note [Non-finite updates]
+    guard.save(*optimizer.optimizer);
     optimizer.optimizer->step();
-    totals_->grad_norm_sums.at(slot) += grad_norm;
-    totals_->updates.at(slot) += 1;
+    if (guard.finite(*optimizer.optimizer)) {
+      totals_->grad_norm_sums.at(slot) += grad_norm;
+      totals_->updates.at(slot) += 1;
+    } else {
+      guard.restore(*optimizer.optimizer);
+      step_->skipped_this_step_ = true;
+      log::get("train")->warn(
+          "step {}: the update of optimizer '{}' (gradient norm {}, learning rate {}) would make "
+          "a weight or a moment non-finite; it is undone and skipped; this rank's utterances: {}",
+          state_->step + 1, optimizer.name, grad_norm, lr, fmt::join(*ids_, " "));
+    }
   }
   totals_->times.optimizer += clock.seconds();
 }
@@ -53,6 +65,7 @@ Step::Step(Family& family, dist::Communicator& comm, const config::DistributedOp
   for (OptimizerSlot& slot : family.optimizers()) {
     reducers_.push_back(std::make_unique<dist::GradientReducer>(slot.parameters, comm, options));
   }
+  guards_.resize(reducers_.size());
 }
 
 Step::~Step() = default;

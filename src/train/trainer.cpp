@@ -74,6 +74,12 @@ Run::Run(const config::Config& config, const TrainArgs& args, dist::Communicator
       device_(placement.device),
       scheduler_(config_, args.max_steps >= 0 ? args.max_steps : config.train.max_steps) {
   dist::check_same_config(config::fingerprint(config), comm_);
+  if (is_root()) {
+    const std::string checkpoints = args.run_dir + "/checkpoints";
+    for (const std::string& name : checkpoint::remove_save_temporaries(checkpoints)) {
+      log_->info("removed {}/{}, left by a checkpoint save that was killed", checkpoints, name);
+    }
+  }
   torch::manual_seed(static_cast<uint64_t>(config.train.seed));
   train::apply_tf32(config.train.tf32);
   train::check_precision(config.train.precision, device_);

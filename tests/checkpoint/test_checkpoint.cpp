@@ -1,8 +1,10 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "../support/scratch.h"
 #include "tts/checkpoint/checkpoint.h"
@@ -236,4 +238,82 @@ TEST(Checkpoint, AConfigPastTheCeilingsOrAHugeModelIsRefusedBeforeBuilding) {
       << message;
   EXPECT_EQ(code, 1);
   EXPECT_EQ(error_of("model:\n  decoder_rnn_dim: 2048\n").first, "(loaded)");
+}
+
+namespace {
+
+std::string load_error(const std::function<void()>& load) {
+  try {
+    load();
+  } catch (const tts::Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST(Checkpoint, NonFiniteWeightsOrMomentsAndNegativeSecondMomentsAreRefusedByName) {
+  const std::string dir = tts::test::fresh_dir("ckpt_hostile_state");
+  Net net(4);
+  torch::optim::Adam adam(net->parameters(), torch::optim::AdamOptions(1e-2));
+  train_steps(net, adam, 2);
+  const std::string path =
+      save_checkpoint(dir, capture(*net, {&adam}, TrainingState{}, "config: yes\n"), 1);
+
+  // A second moment below zero (finite: written as it is) is refused when read.
+  Checkpoint negative = capture(*net, {&adam}, TrainingState{}, "");
+  negative.optimizers.at(0).params.at(1).exp_avg_sq.view({-1})[0] = -1.0f;
+  const std::string negative_path = dir + "/negative.pt";
+  write_checkpoint(negative_path, negative);
+  std::string e = load_error([&] { load_checkpoint(negative_path); });
+  EXPECT_NE(e.find("parameter 1 exp_avg_sq holds 1 negative value"), std::string::npos) << e;
+  EXPECT_NE(e.find(negative_path), std::string::npos) << e;
+
+  // NaN in a moment (a file made elsewhere: our writer refuses one).
+  tts::formats::PickleValue root = tts::formats::read_torch_file(path);
+  auto items = [&](const char* key) -> std::vector<std::shared_ptr<tts::formats::PickleValue>>& {
+    return const_cast<tts::formats::PickleValue*>(root.find("adam")->find(key))->items;
+  };
+  items("exp_avg").at(2)->tensor = torch::full_like(items("exp_avg").at(2)->tensor, NAN);
+  e = load_error([&] { checkpoint_from_value(root, path); });
+  EXPECT_NE(e.find("parameter 2 exp_avg holds"), std::string::npos) << e;
+  EXPECT_NE(e.find("non-finite"), std::string::npos) << e;
+
+  // An infinite weight: refused by restore_model (every loader's matcher), naming the tensor.
+  tts::formats::PickleValue weights = tts::formats::read_torch_file(path);
+  for (auto& [key, value] :
+       const_cast<tts::formats::PickleValue*>(weights.find("model"))->entries) {
+    if (key->text == "second.bias") value->tensor = torch::full_like(value->tensor, INFINITY);
+  }
+  Checkpoint infinite = checkpoint_from_value(weights, path);
+  Net fresh(4);
+  e = load_error([&] { restore_model(infinite, *fresh, path); });
+  EXPECT_NE(e.find("tensor 'second.bias' holds 2 non-finite values"), std::string::npos) << e;
+}
+
+TEST(Checkpoint, TemporariesOfKilledSavesAreRemovedAndNothingElse) {
+  const std::string dir = tts::test::fresh_dir("ckpt_temporaries");
+  auto touch = [&](const std::string& name) { std::ofstream(dir + "/" + name) << "x"; };
+  touch("step_00000010.pt.tmp.0123456789abcdef");
+  touch("step_7.pt.tmp.fedcba9876543210");
+  touch("step_00000010.pt");                     // a checkpoint
+  touch("step_00000010.pt.tmp.0123");            // not our temporary's name
+  touch("step_1';x;#.pt.tmp.0123456789abcdef");  // not a checkpoint's name
+  touch("notes.txt.tmp.0123456789abcdef");       // another file's temporary
+  const std::string outside = dir + "/../outside_target";
+  std::ofstream(outside) << "keep";
+  fs::create_symlink(outside, dir + "/step_3.pt.tmp.00000000000000aa");  // a link: left alone
+  fs::create_directory(dir + "/step_4.pt.tmp.00000000000000bb");         // a folder: left alone
+  EXPECT_EQ(remove_save_temporaries(dir),
+            (std::vector<std::string>{"step_00000010.pt.tmp.0123456789abcdef",
+                                      "step_7.pt.tmp.fedcba9876543210"}));
+  EXPECT_TRUE(fs::exists(dir + "/step_00000010.pt"));
+  EXPECT_TRUE(fs::exists(dir + "/step_00000010.pt.tmp.0123"));
+  EXPECT_TRUE(fs::exists(dir + "/step_1';x;#.pt.tmp.0123456789abcdef"));
+  EXPECT_TRUE(fs::exists(dir + "/notes.txt.tmp.0123456789abcdef"));
+  EXPECT_TRUE(fs::is_symlink(dir + "/step_3.pt.tmp.00000000000000aa"));
+  EXPECT_TRUE(fs::is_directory(dir + "/step_4.pt.tmp.00000000000000bb"));
+  EXPECT_TRUE(fs::exists(outside));
+  EXPECT_TRUE(remove_save_temporaries(dir + "/missing").empty());
 }

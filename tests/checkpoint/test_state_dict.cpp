@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cmath>
 #include <map>
 #include <string>
 
@@ -144,4 +145,41 @@ TEST(StateDict, APartialMatchKeepsWhatTheFileLacksAndRefusesOnlyShapes) {
   EXPECT_EQ(error_of(model_tensors(*net), stored, options),
             "--init-from 'd.pt' does not fit the model of the config (shape differs: first.weight "
             "(checkpoint 5x4, model 3x4))");
+}
+
+TEST(StateDict, ANonFiniteTensorIsRefusedNamingItAndNothingIsCopied) {
+  Net net(3);
+  std::map<std::string, torch::Tensor> stored = state_of(net, 0.5f);
+  stored["norm.running_var"].view({-1})[1] = NAN;
+  const std::string e = error_of(model_tensors(*net), stored, options_for("checkpoint 'a.pt'"));
+  EXPECT_NE(e.find("checkpoint 'a.pt': tensor 'norm.running_var' holds 1 non-finite value"),
+            std::string::npos)
+      << e;
+  EXPECT_FALSE(torch::all(net->first->weight == 0.5f).item<bool>());
+}
+
+TEST(StateDict, AdamMomentsMustBeFiniteAndSecondMomentsNotNegative) {
+  const torch::Tensor ok = torch::ones({3});
+  require_adam_moments(ok, ok, torch::Tensor(), "state 0");
+  require_adam_moments(ok, ok, torch::empty({0}), "state 0");
+  auto error = [](const torch::Tensor& m, const torch::Tensor& v, const torch::Tensor& max_v) {
+    try {
+      require_adam_moments(m, v, max_v, "'do_1': optim_g state 4 (generator.conv_pre.weight_v)");
+    } catch (const tts::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  const torch::Tensor nan = torch::tensor({1.0f, NAN, 2.0f});
+  const torch::Tensor negative = torch::tensor({1.0f, -0.5f, -2.0f});
+  std::string e = error(nan, ok, torch::Tensor());
+  EXPECT_NE(e.find("optim_g state 4 (generator.conv_pre.weight_v) exp_avg holds 1 non-finite"),
+            std::string::npos)
+      << e;
+  e = error(ok, negative, torch::Tensor());
+  EXPECT_NE(e.find("exp_avg_sq holds 2 negative values"), std::string::npos) << e;
+  e = error(ok, ok, torch::tensor({INFINITY}));
+  EXPECT_NE(e.find("max_exp_avg_sq holds 1 non-finite"), std::string::npos) << e;
+  // A negative first moment is a plain running mean of gradients: fine.
+  require_adam_moments(negative, ok, torch::Tensor(), "state 1");
 }

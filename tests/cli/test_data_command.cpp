@@ -107,6 +107,53 @@ TEST(DataCheck, ReportsNanAndInfValuesPerFileAndUtterance) {
   EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 2) << out;
 }
 
+// A vocoder's waveforms are checked as its mels are: 1-D, finite, as long as the mel says.
+TEST(DataCheck, ChecksEachWaveformsShapeFinitenessAndLengthAgainstItsMel) {
+  std::string config_path = write_config("check_waves.yaml", "audio:\n  waveforms: true\n");
+  tts::config::Config config = tts::config::load_config(config_path);
+  auto utterances = tts::test::varied_utterances(6);
+  std::string dir =
+      tts::test::make_store(tts::test::temp_dir("check_waves"), config, utterances, 2);
+  const int64_t n1 = tts::test::samples_of(utterances[1].frames, config);
+  std::vector<float> wave(static_cast<size_t>(n1), 0.1f);
+  wave[17] = std::numeric_limits<float>::quiet_NaN();
+  tts::formats::write_npy(dir + "/waveforms/u001.npy", wave.data(), {n1});
+  const int64_t n2 = tts::test::samples_of(utterances[2].frames, config);
+  std::vector<float> two_d(static_cast<size_t>(n2), 0.1f);
+  tts::formats::write_npy(dir + "/waveforms/u002.npy", two_d.data(), {1, n2});
+  // u003: one sample for its mel, and the tables agree on that one sample.
+  const float one = 0.5f;
+  tts::formats::write_npy(dir + "/waveforms/u003.npy", &one, {1});
+  const std::string row = "u003\t" + std::to_string(utterances[3].frames) + "\t" +
+                          std::to_string(tts::test::samples_of(utterances[3].frames, config));
+  for (const char* list : {"/metadata.tsv", "/train.tsv", "/val.tsv"}) {
+    std::ifstream in(dir + list);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t at = text.find(row);
+    if (at != std::string::npos) {
+      text.replace(at, row.size(), "u003\t" + std::to_string(utterances[3].frames) + "\t1");
+    }
+    std::ofstream(dir + list) << text;
+  }
+
+  Result result = run_cli("data check --config " + config_path + " --data " + dir);
+  EXPECT_EQ(result.exit_code, 1);
+  const std::string& out = result.output;
+  EXPECT_NE(out.find(dir + "/waveforms/u001.npy (utterance u001): 1 non-finite value (1 NaN, 0 "
+                           "Inf), the first at sample 17 (nan)"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find(dir + "/waveforms/u002.npy (utterance u002): 2-D array of shape [1, " +
+                     std::to_string(n2) + "], expected a 1-D waveform"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find(dir + "/waveforms/u003.npy (utterance u003): 1 samples for a mel of " +
+                     std::to_string(utterances[3].frames) + " frames"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 3) << out;
+}
+
 TEST(DataCheck, MissingArgumentsAreUsageErrors) {
   EXPECT_EQ(run_cli("data check --data /nonexistent").exit_code, 2);
   EXPECT_EQ(run_cli("data").exit_code, 2);

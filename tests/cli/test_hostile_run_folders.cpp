@@ -131,6 +131,28 @@ TEST_F(HostileRunFolders, ALinkedCheckpointIsNeitherReadNorReplaced) {
   EXPECT_EQ(tts::read_file(outside_), before);
 }
 
+// Saves killed before their rename leave step_N.pt.tmp.<16 hex> files: removed and logged when
+// a run starts; a link or a folder of such a name, and other names, stay.
+TEST_F(HostileRunFolders, TemporariesOfKilledSavesAreRemovedAtStart) {
+  const std::string checkpoints = run_ + "/checkpoints/";
+  for (const char* name : {"step_00000001.pt.tmp.0123456789abcdef",
+                           "step_00000002.pt.tmp.fedcba9876543210", "notes.tmp.0123456789abcdef"}) {
+    tts::write_file_atomic(checkpoints + name, std::string(4096, 'x'));
+  }
+  fs::create_symlink(outside_, checkpoints + "step_00000003.pt.tmp.00000000000000aa");
+  CliResult result = run_limited(train_args(run_, " --resume --max-steps 2"));
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  for (const char* name :
+       {"step_00000001.pt.tmp.0123456789abcdef", "step_00000002.pt.tmp.fedcba9876543210"}) {
+    EXPECT_FALSE(fs::exists(checkpoints + name)) << name;
+    EXPECT_NE(result.output.find("removed " + checkpoints + name), std::string::npos)
+        << result.output;
+  }
+  EXPECT_TRUE(fs::exists(checkpoints + "notes.tmp.0123456789abcdef"));
+  EXPECT_TRUE(fs::is_symlink(checkpoints + "step_00000003.pt.tmp.00000000000000aa"));
+  EXPECT_EQ(tts::read_file(outside_), kPrecious);
+}
+
 // `step_1';CMD;#.pt` once counted as step 1, and its name reached a log line.
 TEST_F(HostileRunFolders, OnlyStrictCheckpointNamesCount) {
   fs::rename(run_ + "/checkpoints/step_00000001.pt", run_ + "/checkpoints/step_1';touch x;#.pt");

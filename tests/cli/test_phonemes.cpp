@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "../support/scratch.h"
 #include "cli_test_util.h"
@@ -122,4 +124,43 @@ TEST(Phonemes, AVoiceEspeakNgLacksIsRefusedBeforeAnyWork) {
   EXPECT_NE(result.output.find("text.language xx-nonexistent: espeak-ng has no such voice"),
             std::string::npos)
       << result.output;
+}
+
+namespace {
+
+// Rewrites the transcript (both columns) of line `index` of DIR/metadata.csv to `text`.
+void replace_transcript(const std::string& dir, size_t index, const std::string& text) {
+  std::ifstream in(dir + "/metadata.csv");
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_LT(index, lines.size());
+  lines[index] = lines[index].substr(0, lines[index].find('|')) + "|" + text + "|" + text;
+  std::ofstream out(dir + "/metadata.csv");
+  for (const std::string& line : lines) out << line << "\n";
+}
+
+}  // namespace
+
+// libespeak-ng 1.51 aborts (a stack buffer overflow) on "s'" repeated 110 times: the utterance
+// is listed in errors.tsv with the reason, the others are kept, and synthesize names the text.
+TEST(Phonemes, ATextThatCrashesEspeakNgCostsOneUtteranceNotTheRun) {
+  std::string dir = tts::test::fresh_dir("phonemes_crash");
+  std::string make = "MAX_CHARS=60 " + std::string(TTS_SOURCE_DIR) + "/scripts/make_corpus.sh " +
+                     dir + "/corpus 4 >/dev/null";
+  ASSERT_EQ(std::system(make.c_str()), 0);
+  std::string crash;
+  for (int i = 0; i < 110; ++i) crash += "s'";
+  replace_transcript(dir + "/corpus", 1, crash);
+  CliResult result = run_cli("preprocess --config " + kTiny + kPhonemes +
+                                 " --set data.max_skip_fraction=0.5 --input " + dir +
+                                 "/corpus --output " + dir + "/feats --workers 2",
+                             true);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  std::ifstream errors(dir + "/feats/errors.tsv");
+  const std::string listed((std::istreambuf_iterator<char>(errors)), {});
+  EXPECT_NE(listed.find("espeak-ng crashed"), std::string::npos) << listed;
+  EXPECT_NE(listed.find("s's's'"), std::string::npos) << listed;
+  std::ifstream metadata(dir + "/feats/metadata.tsv");
+  const std::string kept((std::istreambuf_iterator<char>(metadata)), {});
+  EXPECT_EQ(std::count(kept.begin(), kept.end(), '\n'), 4) << kept;  // header and 3 utterances
 }

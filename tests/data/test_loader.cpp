@@ -243,4 +243,19 @@ TEST(Loader, UtterancesWithoutSymbolsAreLeftOutOnEveryRank) {
   EXPECT_EQ(total, 9);
 }
 
+// A store may hold transcripts preprocess would have skipped: one of 216,000 letters for a clip
+// of a fraction of a second is left out, so that no batch is padded to its length.
+TEST(Loader, TranscriptsPastTheTextBoundsAreLeftOut) {
+  Config config = small_config(0);
+  auto utterances = tts::test::varied_utterances(10);
+  utterances[3].text = std::string(216000, 'a');
+  utterances[6].text = std::string(2000, 'b');  // far more than 60 symbols a second
+  std::string dir = tts::test::make_store(tts::test::temp_dir("ld_long_text"), config, utterances);
+  FeatureStore store = FeatureStore::open(dir, config);
+  auto letters = [](const std::string& text) { return std::vector<int64_t>(text.size(), 1); };
+  Loader loader(store, store.train(), config, phase_of(config), letters, 0, 1);
+  EXPECT_EQ(loader.utterances().size(), 8u);
+  for (const auto& u : loader.utterances()) EXPECT_LT(u.text.size(), 2000u) << u.id;
+}
+
 }  // namespace

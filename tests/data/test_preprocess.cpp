@@ -392,3 +392,41 @@ TEST_F(Preprocess, AVocoderRefusesAStoreWithoutWaveformsSayingHowToMakeOne) {
     EXPECT_NE(message.find("audio.waveforms: true"), std::string::npos) << message;
   }
 }
+
+// A transcript far longer than its clip (216,000 characters, or 60 symbols a second and more)
+// is skipped as "too much text", naming the utterance; long honest sentences are kept.
+TEST_F(Preprocess, TranscriptsPastTheTextBoundsAreSkippedByName) {
+  const std::string corpus = kTmp + "/long_text_corpus";
+  fs::remove_all(corpus);
+  fs::create_directories(corpus);
+  fs::copy(kCorpus + "/wavs", corpus + "/wavs");
+  std::vector<std::string> good;
+  for (const std::string& line : lines_of(kCorpus + "/metadata.csv")) {
+    if (line.rfind("LJ", 0) == 0 && good.size() < static_cast<size_t>(kGoodClips)) {
+      good.push_back(line);
+    }
+  }
+  ASSERT_EQ(good.size(), static_cast<size_t>(kGoodClips));
+  std::string huge;
+  while (huge.size() < 216000) huge += "the quick brown fox ";
+  std::string dense;  // a few hundred symbols for a clip of a few seconds
+  while (dense.size() < 900) dense += "and so on ";
+  const std::string huge_id = split(good[0], '|')[0];
+  const std::string dense_id = split(good[1], '|')[0];
+  {
+    std::ofstream metadata(corpus + "/metadata.csv");
+    metadata << huge_id << "|" << huge << "|" << huge << "\n"
+             << dense_id << "|" << dense << "|" << dense << "\n";
+    for (size_t i = 2; i < good.size(); ++i) metadata << good[i] << "\n";
+  }
+  tts::data::PreprocessSummary summary = tts::data::preprocess_ljspeech(
+      config({"data.max_skip_fraction=0.5"}), {corpus, kTmp + "/long_text", 2, nullptr});
+  EXPECT_EQ(summary.skipped_by_reason["too much text"], 2);
+  EXPECT_EQ(summary.kept, kGoodClips - 2);
+  const std::string errors = tts::read_file(kTmp + "/long_text/errors.tsv");
+  EXPECT_NE(errors.find(huge_id + "\ttoo much text: a transcript of"), std::string::npos)
+      << errors.substr(0, 2000);
+  EXPECT_NE(errors.find(dense_id + "\ttoo much text:"), std::string::npos)
+      << errors.substr(0, 2000);
+  EXPECT_NE(errors.find("symbols for"), std::string::npos) << errors.substr(0, 2000);
+}

@@ -172,3 +172,22 @@ TEST(Phonemizer, AConfigSaysWhatFitsPhonemes) {
             std::string::npos);
   EXPECT_NE(error_of({"text.language=en us;rm"}).find("espeak-ng voice name"), std::string::npos);
 }
+
+// Note [espeak-ng crashes]: a text that kills libespeak-ng (1.51 aborts on "s'" repeated 110
+// times) ends in an error naming it; the next text is phonemized by a new worker.
+TEST(Phonemizer, ACrashInsideEspeakNgCostsOneTextNotTheProcess) {
+  Phonemizer phonemizer("en-us");
+  const std::string before = phonemizer.phonemize("hello world");
+  std::string crash;
+  for (int i = 0; i < 110; ++i) crash += "s'";
+  try {
+    const std::string ipa = phonemizer.phonemize(crash);
+    // A version of espeak-ng without the bug reads it.
+    EXPECT_EQ(Phonemizer::version().find("espeak-ng 1.51"), std::string::npos) << ipa;
+  } catch (const tts::Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("espeak-ng crashed"), std::string::npos) << message;
+    EXPECT_NE(message.find("s's's'"), std::string::npos) << message;
+  }
+  EXPECT_EQ(phonemizer.phonemize("hello world"), before);
+}

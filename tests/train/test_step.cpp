@@ -73,18 +73,20 @@ struct ToyGan : torch::nn::Module {
 // the generator through the updated discriminator.
 class ToyGanFamily final : public tts::train::Family {
  public:
-  explicit ToyGanFamily(double generator_lr = 0.05) : gan_(std::make_shared<ToyGan>()) {
-    auto slot = [&](const char* name, std::vector<torch::Tensor> params, double lr) {
+  explicit ToyGanFamily(double generator_lr = 0.05, double generator_eps = 1e-8)
+      : gan_(std::make_shared<ToyGan>()) {
+    auto slot = [&](const char* name, std::vector<torch::Tensor> params, double lr, double eps) {
       OptimizerSlot s;
       s.name = name;
       s.parameters = params;
-      s.optimizer = std::make_unique<torch::optim::Adam>(params, torch::optim::AdamOptions(lr));
+      s.optimizer =
+          std::make_unique<torch::optim::Adam>(params, torch::optim::AdamOptions(lr).eps(eps));
       s.learning_rate = [lr](int64_t step, int64_t) { return lr / static_cast<double>(step); };
       s.grad_clip = 10.0;
       return s;
     };
-    slots_.push_back(slot("discriminator", gan_->discriminator->parameters(), 0.1));
-    slots_.push_back(slot("generator", gan_->generator->parameters(), generator_lr));
+    slots_.push_back(slot("discriminator", gan_->discriminator->parameters(), 0.1, 1e-8));
+    slots_.push_back(slot("generator", gan_->generator->parameters(), generator_lr, generator_eps));
   }
   torch::nn::Module& module() override { return *gan_; }
   std::vector<OptimizerSlot>& optimizers() override { return slots_; }
@@ -288,3 +290,65 @@ TEST_P(StepRanks, WRanksOfBTrainAsOneRankOfWB) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Worlds, StepRanks, ::testing::Values(2, 3));
+
+TEST(Step, AnUpdateThatMakesAWeightNonFiniteIsUndoneCountedAndNeverSaved) {
+  const std::string dir = tts::test::fresh_dir("step_non_finite_update");
+  auto comm = local();
+  // A finite gradient, and yet Adam's update is 0 / 0: a zero gradient with eps 0.
+  ToyGanFamily family(/*generator_lr=*/0.05, /*generator_eps=*/0.0);
+  family.g_scale = 0.0;
+  tts::train::Step step(family, *comm, {}, 3);
+  TrainingState state;
+  tts::train::IntervalTotals totals;
+  torch::Tensor d_before = family.optimizers()[0].parameters[0].detach().clone();
+  torch::Tensor g_before = family.optimizers()[1].parameters[0].detach().clone();
+  run_steps(step, state, totals, 0, 1);
+  EXPECT_FALSE(torch::equal(d_before, family.optimizers()[0].parameters[0]));
+  EXPECT_TRUE(torch::equal(g_before, family.optimizers()[1].parameters[0]))
+      << "the update that made the weights NaN is undone";
+  EXPECT_EQ(totals.updates, (std::vector<int64_t>{1, 0}));
+  for (const auto& slot : family.optimizers()) {
+    for (const torch::Tensor& p : slot.parameters) {
+      EXPECT_TRUE(torch::isfinite(p).all().item<bool>());
+    }
+  }
+  // What is saved is finite, and resumes.
+  std::vector<torch::optim::Optimizer*> optimizers;
+  for (auto& slot : family.optimizers()) optimizers.push_back(slot.optimizer.get());
+  const std::string saved = tts::checkpoint::save_checkpoint(
+      dir, tts::checkpoint::capture(family.module(), optimizers, state, ""), 1);
+  tts::checkpoint::Checkpoint loaded = tts::checkpoint::load_checkpoint(saved);
+  ToyGanFamily resumed;
+  tts::checkpoint::restore_model(loaded, resumed.module(), saved);
+  for (size_t i = 0; i < 2; ++i) {
+    tts::checkpoint::restore_optimizer(loaded, i, *resumed.optimizers()[i].optimizer);
+  }
+  // Steps in a row whose updates are non-finite end the run like non-finite gradients
+  // (train.max_bad_steps).
+  try {
+    run_steps(step, state, totals, 1, 4);
+    FAIL() << "three bad steps in a row went on";
+  } catch (const tts::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("train.max_bad_steps"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Step, ACheckpointWithANonFiniteWeightIsNeverWritten) {
+  const std::string dir = tts::test::fresh_dir("step_non_finite_save");
+  auto comm = local();
+  ToyGanFamily family;
+  {
+    torch::NoGradGuard no_grad;
+    family.optimizers()[1].parameters[0].view({-1})[3] = NAN;
+  }
+  std::vector<torch::optim::Optimizer*> optimizers;
+  for (auto& slot : family.optimizers()) optimizers.push_back(slot.optimizer.get());
+  try {
+    tts::checkpoint::save_checkpoint(
+        dir, tts::checkpoint::capture(family.module(), optimizers, TrainingState{}, ""), 1);
+    FAIL() << "a NaN weight was saved";
+  } catch (const tts::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("generator.weight"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(tts::checkpoint::checkpoint_files(dir).empty());
+}

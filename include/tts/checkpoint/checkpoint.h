@@ -124,6 +124,12 @@ Checkpoint load_checkpoint(const std::string& path);
 // does after reading, for a caller that read the file itself (once) to tell what it holds.
 Checkpoint checkpoint_from_value(const formats::PickleValue& root, const std::string& file);
 
+// Removes from the checkpoints folder `dir` the temporaries of saves that were killed before
+// their rename (step_N.pt.tmp.<16 hex digits>, as fs.h's AtomicFile names them: regular files
+// only, never a link, a folder or any other name) and returns their names, sorted. A missing
+// folder, or one that is a link, is left alone. Run at the start of a run, before any save.
+std::vector<std::string> remove_save_temporaries(const std::string& dir);
+
 // Resolves what load_checkpoint accepts to the checkpoint files, newest first.
 std::vector<std::string> checkpoint_files(const std::string& path);
 

@@ -56,13 +56,29 @@ struct StateDictMatch {
   std::vector<std::string> missing;
 };
 
-// Pairs every tensor of `model` with the tensor of `stored` (the file's, by stored_name). Throws
-// one tts::Error when they do not fit: "FILE does not fit the model of the config (missing: ...;
-// shape differs: NAME (checkpoint AxB, model CxD), ...; not in the model: ...); FIX", the names as
-// the file spells them (a partial match lists only the shapes).
+// Pairs every tensor of `model` with the tensor of `stored` (the file's, by stored_name), each
+// stored tensor finite (require_finite). Throws one tts::Error when they do not fit: "FILE does not
+// fit the model of the config (missing: ...; shape differs: NAME (checkpoint AxB, model CxD), ...;
+// not in the model: ...); FIX", the names as the file spells them (a partial match lists only the
+// shapes).
 StateDictMatch match_state_dict(const std::vector<ModelTensor>& model,
                                 const std::map<std::string, torch::Tensor>& stored,
                                 const StateDictOptions& options);
+
+inline constexpr const char* kNonFiniteFix =
+    "the file is damaged or was written after training diverged: use an earlier one";
+// Throws tts::Error naming `what` ("checkpoint 'F': tensor 'NAME'") when the floating-point
+// `tensor` holds a NaN or an infinity: weights and optimizer state read from a file are checked
+// so, since one such value spreads to every weight at the next step. match_state_dict checks
+// every tensor it pairs. `fix` ends the message.
+void require_finite(const torch::Tensor& tensor, const std::string& what,
+                    const std::string& fix = kNonFiniteFix);
+
+// Adam's (and AdamW's) moments of one parameter, read from a file: all finite, and the second
+// moments (exp_avg_sq; max_exp_avg_sq, which may be undefined or empty without amsgrad) not
+// negative. `what` names the parameter's state in errors.
+void require_adam_moments(const torch::Tensor& exp_avg, const torch::Tensor& exp_avg_sq,
+                          const torch::Tensor& max_exp_avg_sq, const std::string& what);
 
 // Copies every stored tensor into its target, converted to the target's dtype and device.
 void copy_matched(const std::vector<TensorMatch>& matched);

@@ -17,6 +17,13 @@ TTS_CHOICE_NAMES(OnBadFile, {OnBadFile::kSkip, "skip"}, {OnBadFile::kError, "err
 inline constexpr double kMaxUtteranceSeconds = 600;
 // Mel frames per utterance (data.max_frames): 600 s at a 256-sample hop and 22,050 Hz is ~52,000.
 inline constexpr int kMaxUtteranceFrames = 1000000;
+// Symbols (characters or phonemes) per utterance, and per second of its audio: speech runs at 10
+// to 25 symbols a second (LJSpeech's sentences: about 15), so an honest 600 s clip has about
+// 15,000; a transcript past these is not the clip's (a corpus made to exhaust the memory that
+// training sizes by the longest text). A clip of under a second may carry kSymbolAllowance more.
+inline constexpr int kMaxSymbolsPerUtterance = 20000;
+inline constexpr double kMaxSymbolsPerSecond = 60;
+inline constexpr int kSymbolAllowance = 50;
 // Batches loaded ahead and pooled for sorting: 4 and 32 by default.
 inline constexpr int kMaxPrefetchBatches = 1024;
 inline constexpr int kMaxSortPoolBatches = 65536;

@@ -1,7 +1,8 @@
-// Text -> IPA phonemes with libespeak-ng, in process (no subprocess, no Python): what
-// `text.frontend: phonemes` reads. espeak-ng keeps one global state (voice, buffers), so every
-// call holds one process-wide lock; preprocess's worker threads share it (docs/benchmarks.md
-// measures what it costs).
+// Text -> IPA phonemes with libespeak-ng (no Python): what `text.frontend: phonemes` reads.
+// espeak-ng keeps one global state (voice, buffers), so every call holds one process-wide lock;
+// preprocess's worker threads share it (docs/benchmarks.md measures what it costs). The engine
+// runs in a child process of ours (Note [espeak-ng crashes], src/text/phonemizer.cpp): a fault
+// inside the library costs one text, which ends in a tts::Error naming it.
 #pragma once
 
 #include <string>
@@ -22,7 +23,7 @@ class Phonemizer {
   // What the model reads: the clauses' IPA, each followed by the punctuation that ended it in
   // the text (, . ; : ! ? and -), joined by spaces; espeak-ng's language-switch marks ("(en)")
   // removed. Throws tts::Error naming the text when no phoneme is left (a script the voice
-  // cannot read, or nothing but punctuation).
+  // cannot read, or nothing but punctuation), and when espeak-ng crashes on it.
   std::string phonemize(const std::string& text) const;
 
   const std::string& language() const { return language_; }

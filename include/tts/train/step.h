@@ -24,6 +24,7 @@ class GradientReducer;
 namespace tts::train {
 
 class Step;
+class UpdateGuard;
 
 // What a family's train_step calls: its optimizers' backward passes and updates, and the meters
 // it feeds (forward time, named losses).
@@ -40,7 +41,8 @@ class Updates {
   void backward(size_t slot, const torch::Tensor& loss, bool last_micro_batch);
   // Finishes `slot`'s reduction (every rank then holds the mean gradient), clips its global norm
   // and, when the norm is finite, updates at the slot's learning rate for the step; a non-finite
-  // norm skips this optimizer's update (every rank sees the same norm, so all skip).
+  // norm skips this optimizer's update (every rank sees the same norm, so all skip), and so does
+  // an update that would make a weight or a moment non-finite (undone).
   void apply(size_t slot);
 
  private:
@@ -76,6 +78,7 @@ class Step {
   dist::Communicator& comm_;
   int max_bad_steps_;
   std::vector<std::unique_ptr<dist::GradientReducer>> reducers_;
+  std::vector<UpdateGuard> guards_;  // one per optimizer: Note [Non-finite updates]
   bool stop_wish_ = false;
   bool stop_agreed_ = false;
   bool skipped_this_step_ = false;

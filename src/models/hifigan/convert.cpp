@@ -14,8 +14,7 @@ models::Imported import_files(const models::ConvertRequest& request) {
                   "(jik876's, beside its checkpoints) or --config C (ours, model.kind hifigan)");
   config::Config base = request.config ? *request.config : config::Config{};
   HifiganImport imported = import_jik876(request.input, request.companion, request.hparams, base);
-  config::Config config =
-      request.hparams.empty() ? base : hifigan_config_from_json(request.hparams, base);
+  config::Config config = imported.config;  // config.json read once, inside the import
   config.validate();
   models::Imported result{checkpoint_from_jik876(imported, config), ""};
   if (request.companion.empty()) {

@@ -5,13 +5,14 @@
 #include <optional>
 
 #include "tts/audio/compression.h"
+#include "tts/checkpoint/checkpoint.h"
+#include "tts/checkpoint/warm_start.h"
 #include "tts/core/logging.h"
 #include "tts/core/timer.h"
 #include "tts/data/feature_store.h"
 #include "tts/dist/communicator.h"
 #include "tts/models/hifigan/losses.h"
 #include "tts/models/hifigan/mel_loss.h"
-#include "tts/models/tacotron2/warm_start.h"
 #include "tts/models/vocoder_validation.h"
 #include "tts/models/window_batches.h"
 #include "tts/report/metric_names.h"
@@ -210,7 +211,7 @@ class HifiganFamily final : public train::Family {
   }
 
   std::string warm_start(const std::string& path, const std::vector<std::string>& skip) override {
-    return tacotron2::warm_start(*model_, path, skip, {});
+    return checkpoint::warm_start(*model_, path, skip);
   }
 
   std::string describe() override {

@@ -1,6 +1,8 @@
 #include "tts/models/hifigan/generator.h"
 
 #include "tts/core/error.h"
+#include "tts/models/hifigan/parameter_count.h"
+#include "tts/models/parameter_budget.h"
 
 namespace tts::hifigan {
 namespace {
@@ -59,6 +61,8 @@ GeneratorImpl::GeneratorImpl(const config::HifiganOptions& options, int n_mels)
     : n_mels_(n_mels), kernels_(static_cast<int64_t>(options.resblock_kernel_sizes.size())) {
   options.validate();
   TTS_CHECK(n_mels >= 1, "hifigan::Generator: n_mels must be at least 1, found {}", n_mels);
+  models::require_parameter_budget(parameter_count(options, n_mels), "hifigan::Generator",
+                                   kSizingKeys);
   const int64_t initial = options.upsample_initial_channel;
   conv_pre_ =
       register_module("conv_pre", NormConv(conv1d(n_mels, initial, 7, 1, 3), WeightNorm::kWeight));

@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <cmath>
 #include <functional>
 
 #include "interop_internal.h"
@@ -35,6 +36,20 @@ struct Networks {
   std::vector<torch::Tensor> discriminator_parameters() {
     std::vector<torch::Tensor> out = msd->parameters();
     for (const torch::Tensor& p : mpd->parameters()) out.push_back(p);
+    return out;
+  }
+  // The names of those parameters, in the same order (for errors about their optimizer state).
+  std::vector<std::string> generator_parameter_names() { return names(*generator, "generator."); }
+  std::vector<std::string> discriminator_parameter_names() {
+    std::vector<std::string> out = names(*msd, "msd.");
+    for (std::string& name : names(*mpd, "mpd.")) out.push_back(std::move(name));
+    return out;
+  }
+
+ private:
+  static std::vector<std::string> names(torch::nn::Module& module, const std::string& prefix) {
+    std::vector<std::string> out;
+    for (const auto& item : module.named_parameters()) out.push_back(prefix + item.key());
     return out;
   }
 };
@@ -77,7 +92,8 @@ void check_fits(torch::nn::Module& module, const std::map<std::string, torch::Te
 }
 
 AdamState adam_state(const PickleValue& optimizer, const std::vector<torch::Tensor>& parameters,
-                     const std::string& file, const std::string& key) {
+                     const std::vector<std::string>& names, const std::string& file,
+                     const std::string& key) {
   const std::string what = "an AdamW state_dict";
   const PickleValue& groups = entry(optimizer, "param_groups", file, what);
   TTS_CHECK(groups.kind == Kind::List && groups.items.size() == 1,
@@ -92,6 +108,11 @@ AdamState adam_state(const PickleValue& optimizer, const std::vector<torch::Tens
   out.lr = number(entry(group, "lr", file, what), file, key + " lr");
   const PickleValue* initial = group.find("initial_lr");
   out.initial_lr = initial != nullptr ? number(*initial, file, key + " initial_lr") : out.lr;
+  for (double lr : {out.lr, out.initial_lr}) {
+    TTS_CHECK(std::isfinite(lr) && lr >= 0,
+              "'{}': '{}' has the learning rate {}; expected a finite rate of 0 or more", file, key,
+              lr);
+  }
   out.params.resize(parameters.size());
   const PickleValue& states = entry(optimizer, "state", file, what);
   TTS_CHECK(states.kind == Kind::Dict, "'{}': '{}' state is a {}; expected a dict", file, key,
@@ -107,7 +128,7 @@ AdamState adam_state(const PickleValue& optimizer, const std::vector<torch::Tens
     TTS_CHECK(position < parameters.size(),
               "'{}': '{}' has a state for a parameter it does not list", file, key);
     AdamParamState& p = out.params[position];
-    const std::string where = fmt::format("{} state {}", key, position);
+    const std::string where = fmt::format("{} state {} ({})", key, position, names.at(position));
     for (auto [name, tensor] : {std::pair<const char*, torch::Tensor*>{"exp_avg", &p.exp_avg},
                                 {"exp_avg_sq", &p.exp_avg_sq}}) {
       const PickleValue& v = entry(*state, name, file, "AdamW's exp_avg, exp_avg_sq and step");
@@ -119,7 +140,12 @@ AdamState adam_state(const PickleValue& optimizer, const std::vector<torch::Tens
                 parameters[position].sizes().vec());
       *tensor = v.tensor;
     }
-    p.step = static_cast<int64_t>(number(entry(*state, "step", file, "AdamW's step"), file, where));
+    checkpoint::require_adam_moments(p.exp_avg, p.exp_avg_sq, torch::Tensor(),
+                                     fmt::format("'{}': {}", file, where));
+    const double step = number(entry(*state, "step", file, "AdamW's step"), file, where);
+    TTS_CHECK(std::isfinite(step) && step >= 0 && step <= 1e15,
+              "'{}': {} step is {}; expected a count of updates", file, where, step);
+    p.step = static_cast<int64_t>(step);
   }
   return out;
 }
@@ -233,6 +259,7 @@ HifiganImport import_jik876(const std::string& generator_file, const std::string
   const std::string source =
       config_json.empty() ? std::string("the config") : fmt::format("'{}'", config_json);
   HifiganImport out;
+  out.config = config;
   out.hifigan = config.hifigan;
   out.audio = config.audio;
   out.train = config.train;
@@ -250,9 +277,9 @@ HifiganImport import_jik876(const std::string& generator_file, const std::string
   check_fits(*networks.mpd, out.mpd, fmt::format("jik876 file '{}' (mpd)", do_file), source);
   check_fits(*networks.msd, out.msd, fmt::format("jik876 file '{}' (msd)", do_file), source);
   out.optim_g = adam_state(entry(d, "optim_g", do_file, what), networks.generator->parameters(),
-                           do_file, "optim_g");
+                           networks.generator_parameter_names(), do_file, "optim_g");
   out.optim_d = adam_state(entry(d, "optim_d", do_file, what), networks.discriminator_parameters(),
-                           do_file, "optim_d");
+                           networks.discriminator_parameter_names(), do_file, "optim_d");
   out.steps = integer(d, "steps", do_file);
   out.epoch = integer(d, "epoch", do_file);
   if (d.find("batch_in_epoch") != nullptr) {

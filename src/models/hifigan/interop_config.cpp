@@ -1,18 +1,17 @@
 // jik876's config.json <-> our config sections (the half of interop.h without tensors).
-#include <yaml-cpp/yaml.h>
-
 #include <algorithm>
 
 #include "interop_internal.h"
 #include "tts/core/error.h"
-#include "tts/core/fs.h"
+#include "tts/core/printable.h"
+#include "tts/formats/json.h"
 #include "tts/models/hifigan/interop.h"
+#include "tts/models/hifigan/parameter_count.h"
+#include "tts/models/parameter_budget.h"
+#include "tts/models/peer_settings.h"
 
 namespace tts::hifigan {
 namespace {
-
-// jik876's configs have ~30 lines; a megabyte is no config of its.
-constexpr int64_t kMaxConfigBytes = 1 << 20;
 
 // jik876's key and the key of ours that holds its value.
 struct KeyMapping {
@@ -49,41 +48,62 @@ constexpr KeyMapping kMappings[] = {
 // num_freq, which its code never reads (n_fft / 2 + 1 is what it uses).
 constexpr const char* kIgnored[] = {"num_gpus", "num_workers", "dist_config", "num_freq"};
 
-std::string flow(const YAML::Node& node) {
-  YAML::Emitter out;
-  out.SetSeqFormat(YAML::Flow);
-  out.SetMapFormat(YAML::Flow);
-  out << node;
-  return out.c_str();
-}
-
-std::string read_bounded(const std::string& path) {
-  FileDescriptor fd = open_regular_file_for_read(path);
-  const int64_t size = file_size(fd, path);
-  TTS_USAGE_CHECK(size <= kMaxConfigBytes,
-                  "'{}' has {} bytes; jik876's config.json has about a kilobyte (at most {} read): "
-                  "is it the config.json of jik876/hifi-gan?",
-                  path, size, kMaxConfigBytes);
-  return read_at(fd, path, 0, size);
+// `value` as the text of a --set override (YAML: a number, a quoted string, a flow list), written
+// by hand from the parsed value: lists nest at most formats::JsonLimits::max_depth levels.
+std::string override_text(const formats::JsonValue& value, const std::string& path,
+                          const std::string& key) {
+  using Kind = formats::JsonValue::Kind;
+  switch (value.kind) {
+    case Kind::kNull:
+      return "null";
+    case Kind::kBool:
+      return value.boolean ? "true" : "false";
+    case Kind::kNumber:
+      return value.text;
+    case Kind::kString: {
+      std::string out = "\"";
+      for (char c : value.text) {
+        const auto byte = static_cast<unsigned char>(c);
+        if (c == '"' || c == '\\') {
+          out += '\\';
+          out += c;
+        } else if (byte < 0x20 || byte == 0x7F) {
+          out += fmt::format("\\x{:02x}", byte);
+        } else {
+          out += c;
+        }
+      }
+      return out + "\"";
+    }
+    case Kind::kArray: {
+      std::vector<std::string> items;
+      for (const formats::JsonValue& item : value.items) {
+        items.push_back(override_text(item, path, key));
+      }
+      return fmt::format("[{}]", fmt::join(items, ", "));
+    }
+    case Kind::kObject:
+      break;
+  }
+  throw UsageError(
+      fmt::format("'{}' line {}: key '{}' holds an object; jik876's config.json has a "
+                  "number, a string or a list there",
+                  path, value.line, printable(key)));
 }
 
 }  // namespace
 
 config::Config hifigan_config_from_json(const std::string& config_json_path, config::Config base) {
-  YAML::Node root;
-  try {
-    // JSON is YAML (flow style), which the config parser reads already.
-    root = YAML::Load(read_bounded(config_json_path));
-  } catch (const YAML::Exception& e) {
-    throw UsageError(
-        fmt::format("'{}' line {}: not valid JSON: {}", config_json_path, e.mark.line + 1, e.msg));
-  }
-  TTS_USAGE_CHECK(root.IsMap(), "'{}': expected jik876's config.json (a JSON object), found {}",
-                  config_json_path, root.IsSequence() ? "an array" : "a scalar");
+  // A file that is no JSON, or past the reader's bounds, is the file's error (exit code 1).
+  const formats::JsonValue root = formats::read_json_file(config_json_path);
+  TTS_USAGE_CHECK(root.kind == formats::JsonValue::Kind::kObject,
+                  "'{}': expected jik876's config.json (a JSON object), found {}", config_json_path,
+                  root.kind_name());
   bool fmax_is_nyquist = false;
-  for (const auto& entry : root) {
-    const std::string key = entry.first.Scalar();
-    const YAML::Node& value = entry.second;
+  for (const auto& member : root.members) {
+    // Named, not a structured binding: C++17 lambdas cannot capture one (clang refuses).
+    const std::string& key = member.first;
+    const formats::JsonValue& value = member.second;
     if (std::find(std::begin(kIgnored), std::end(kIgnored), key) != std::end(kIgnored)) continue;
     const auto* mapping = std::find_if(std::begin(kMappings), std::end(kMappings),
                                        [&](const KeyMapping& m) { return key == m.theirs; });
@@ -93,25 +113,27 @@ config::Config hifigan_config_from_json(const std::string& config_json_path, con
       throw UsageError(fmt::format(
           "'{}' line {}: unknown key '{}'; jik876/hifi-gan's config.json has {} (and {}); remove "
           "the key or map it by hand with --set",
-          config_json_path, entry.first.Mark().line + 1, key, fmt::join(known, ", "),
+          config_json_path, value.line, printable(key), fmt::join(known, ", "),
           fmt::join(kIgnored, ", ")));
     }
     // jik876's code tests h.resblock == '1': a number there selects resblock 2.
-    TTS_USAGE_CHECK(key != "resblock" || (value.IsScalar() && value.Tag() == "!"),
+    TTS_USAGE_CHECK(key != "resblock" || value.kind == formats::JsonValue::Kind::kString,
                     "'{}' line {}: resblock must be the string \"1\" or \"2\" (jik876's code "
                     "compares it with '1', so the number 1 would build resblock 2)",
-                    config_json_path, entry.first.Mark().line + 1);
+                    config_json_path, value.line);
+    const bool null = value.kind == formats::JsonValue::Kind::kNull;
     // null: jik876 passes None to librosa, which means sample_rate / 2.
-    if (value.IsNull() && key == "fmax") {
+    if (null && key == "fmax") {
       fmax_is_nyquist = true;
       continue;
     }
-    const std::string text = value.IsNull() && key == "fmax_for_loss" ? "0" : flow(value);
+    const std::string text =
+        null && key == "fmax_for_loss" ? "0" : override_text(value, config_json_path, key);
     try {
       config::apply_override(base, fmt::format("{}={}", mapping->ours, text));
     } catch (const Error& e) {
       throw UsageError(fmt::format("'{}' line {}: key '{}' (our {}): {}", config_json_path,
-                                   entry.first.Mark().line + 1, key, mapping->ours, e.what()));
+                                   value.line, key, mapping->ours, e.what()));
     }
   }
   if (fmax_is_nyquist) base.audio.fmax = base.audio.sample_rate / 2.0;
@@ -130,11 +152,15 @@ config::Config hifigan_config_from_json(const std::string& config_json_path, con
   base.audio.preemphasis = 0;
   base.audio.magnitude_power = 1;
   base.audio.trim = false;
+  models::cut_to_whole_frames(base.hifigan.segment_size, base.audio.hop_length, config_json_path,
+                              "segment_size");
   try {
     base.validate();
   } catch (const Error& e) {
     throw UsageError(fmt::format("'{}' (jik876's config.json): {}", config_json_path, e.what()));
   }
+  models::require_parameter_budget(parameter_count(base), fmt::format("'{}'", config_json_path),
+                                   kSizingKeys);
   return base;
 }
 

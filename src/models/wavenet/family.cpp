@@ -4,13 +4,14 @@
 
 #include <optional>
 
+#include "tts/checkpoint/checkpoint.h"
+#include "tts/checkpoint/warm_start.h"
 #include "tts/core/error.h"
 #include "tts/core/logging.h"
 #include "tts/core/timer.h"
 #include "tts/data/feature_store.h"
 #include "tts/data/segments.h"
 #include "tts/dist/communicator.h"
-#include "tts/models/tacotron2/warm_start.h"
 #include "tts/models/vocoder_validation.h"
 #include "tts/models/wavenet/generate.h"
 #include "tts/models/wavenet/mixture.h"
@@ -177,7 +178,7 @@ class WavenetFamily final : public train::Family {
   }
 
   std::string warm_start(const std::string& path, const std::vector<std::string>& skip) override {
-    return tacotron2::warm_start(*model_, path, skip, {});
+    return checkpoint::warm_start(*model_, path, skip);
   }
 
   std::string describe() override {

@@ -7,6 +7,8 @@
 #include <string>
 
 #include "tts/core/error.h"
+#include "tts/models/parameter_budget.h"
+#include "tts/models/wavenet/parameter_count.h"
 
 namespace tts::wavenet {
 namespace F = torch::nn::functional;
@@ -124,6 +126,8 @@ int64_t layer_dilation(const config::WavenetOptions& options, int64_t layer) {
 
 WaveNetImpl::WaveNetImpl(const config::WavenetOptions& options, int64_t cin_channels)
     : options_(options), cin_channels_(cin_channels) {
+  models::require_parameter_budget(parameter_count(options, cin_channels), "wavenet::WaveNet",
+                                   kSizingKeys);
   first_conv = register_module(
       "first_conv", WeightNormConv(1, options.residual_channels, std::vector<int64_t>{1}, true));
   auto conv_layers = holder(*this, "conv_layers");

@@ -1,9 +1,10 @@
 #include "tts/models/wavenet/r9y9.h"
 
 #include <torch/torch.h>
-#include <yaml-cpp/yaml.h>
 
+#include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <set>
 #include <vector>
@@ -12,108 +13,97 @@
 #include "tts/checkpoint/state_dict_keys.h"
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
+#include "tts/core/printable.h"
+#include "tts/formats/json.h"
 #include "tts/formats/torch_file.h"
+#include "tts/models/parameter_budget.h"
+#include "tts/models/peer_settings.h"
 #include "tts/models/wavenet/network.h"
+#include "tts/models/wavenet/parameter_count.h"
 
 namespace tts::wavenet {
 using formats::PickleValue;
 namespace {
 
-constexpr int64_t kMaxHparamsBytes = 1 << 20;
-// r9y9's hparams nest two levels (upsample_params, optimizer_params); deeper is not its file.
-constexpr int kMaxHparamsDepth = 8;
 constexpr double kPreemphasis = 0.85;  // r9y9's audio.preemphasis coefficient
 
-// The deepest nesting of brackets outside strings: checked before yaml-cpp, whose parser recurses
-// once per level.
-int json_depth(const std::string& text) {
-  int depth = 0;
-  int deepest = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char ch = text[i];
-    if (in_string) {
-      if (ch == '\\') ++i;
-      if (ch == '"') in_string = false;
-    } else if (ch == '"') {
-      in_string = true;
-    } else if (ch == '[' || ch == '{') {
-      deepest = std::max(deepest, ++depth);
-    } else if (ch == ']' || ch == '}') {
-      --depth;
-    }
-  }
-  return deepest;
-}
+using formats::JsonValue;
 
 // Typed, bounded reads of one hparams file's keys; errors name the file and the key.
 class Hparams {
  public:
-  explicit Hparams(const std::string& path) : path_(path) {
-    const std::string text = read_file(path);
-    TTS_CHECK(static_cast<int64_t>(text.size()) <= kMaxHparamsBytes,
-              "{}: {} bytes; r9y9's hparams.json has a few kB (at most {} read)", path, text.size(),
-              kMaxHparamsBytes);
-    TTS_CHECK(json_depth(text) <= kMaxHparamsDepth,
-              "{}: brackets nest deeper than {} levels; expected r9y9's hparams.json", path,
-              kMaxHparamsDepth);
-    try {
-      root_ = YAML::Load(text);
-    } catch (const YAML::Exception& e) {
-      throw Error(fmt::format("{}: not valid JSON: {}", path, e.what()));
-    }
-    TTS_CHECK(root_.IsMap(), "{}: expected r9y9's hparams (a JSON object of settings)", path);
+  explicit Hparams(const std::string& path) : path_(path), root_(formats::read_json_file(path)) {
+    TTS_CHECK(root_.kind == JsonValue::Kind::kObject,
+              "{}: expected r9y9's hparams (a JSON object of settings), found {}", path,
+              root_.kind_name());
   }
 
-  YAML::Node node(const std::string& key) const { return root_[key]; }
+  const JsonValue* node(const std::string& key) const { return root_.find(key); }
 
-  int64_t integer(const YAML::Node& node, const std::string& key, int64_t low, int64_t high) const {
-    int64_t value = 0;
-    TTS_CHECK(node && node.IsScalar() && YAML::convert<int64_t>::decode(node, value),
+  int64_t integer(const JsonValue* node, const std::string& key, int64_t low, int64_t high) const {
+    TTS_CHECK(node != nullptr && node->kind == JsonValue::Kind::kNumber,
               "{}: key '{}' must be an integer, found {}", path_, key, shown(node));
+    // Python writes an int without a point; a float that holds an integer (256.0) is read too.
+    const std::string& text = node->text;
+    int64_t value = 0;
+    if (text.find_first_of(".eEIN") == std::string::npos) {
+      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+      TTS_CHECK(error == std::errc() && end == text.data() + text.size(),
+                "{}: key '{}' is {}, past any integer it can be", path_, key, shown(node));
+    } else {
+      const double real = std::strtod(text.c_str(), nullptr);
+      TTS_CHECK(std::isfinite(real) && real == std::floor(real) && std::abs(real) < 1e15,
+                "{}: key '{}' must be an integer, found {}", path_, key, shown(node));
+      value = static_cast<int64_t>(real);
+    }
     TTS_CHECK(value >= low && value <= high, "{}: key '{}' is {}; expected {} to {}", path_, key,
               value, low, high);
     return value;
   }
   int64_t integer(const std::string& key, int64_t low, int64_t high) const {
-    return integer(root_[key], key, low, high);
+    return integer(root_.find(key), key, low, high);
   }
   double real(const std::string& key, double low, double high) const {
-    const YAML::Node node = root_[key];
-    double value = 0;
-    TTS_CHECK(node && node.IsScalar() && YAML::convert<double>::decode(node, value) &&
-                  std::isfinite(value),
+    const JsonValue* node = root_.find(key);
+    TTS_CHECK(node != nullptr && node->kind == JsonValue::Kind::kNumber,
               "{}: key '{}' must be a number, found {}", path_, key, shown(node));
+    const double value = std::strtod(node->text.c_str(), nullptr);
+    TTS_CHECK(std::isfinite(value), "{}: key '{}' must be a finite number, found {}", path_, key,
+              shown(node));
     TTS_CHECK(value >= low && value <= high, "{}: key '{}' is {}; expected {} to {}", path_, key,
               value, low, high);
     return value;
   }
   std::string text(const std::string& key, const std::string& fallback) const {
-    const YAML::Node node = root_[key];
-    if (!node || node.IsNull()) return fallback;
-    TTS_CHECK(node.IsScalar() && node.Scalar().size() <= 64,
+    const JsonValue* node = root_.find(key);
+    if (node == nullptr || node->kind == JsonValue::Kind::kNull) return fallback;
+    TTS_CHECK(node->kind == JsonValue::Kind::kString && node->text.size() <= 64,
               "{}: key '{}' must be a short string, found {}", path_, key, shown(node));
-    return node.Scalar();
+    return node->text;
   }
   bool flag(const std::string& key, bool fallback) const {
-    const YAML::Node node = root_[key];
-    if (!node) return fallback;
-    bool value = false;
-    TTS_CHECK(node.IsScalar() && YAML::convert<bool>::decode(node, value),
-              "{}: key '{}' must be true or false, found {}", path_, key, shown(node));
-    return value;
+    const JsonValue* node = root_.find(key);
+    if (node == nullptr) return fallback;
+    TTS_CHECK(node->kind == JsonValue::Kind::kBool, "{}: key '{}' must be true or false, found {}",
+              path_, key, shown(node));
+    return node->boolean;
   }
-  bool null(const std::string& key) const { return !root_[key] || root_[key].IsNull(); }
+  bool null(const std::string& key) const {
+    const JsonValue* node = root_.find(key);
+    return node == nullptr || node->kind == JsonValue::Kind::kNull;
+  }
   const std::string& path() const { return path_; }
 
  private:
-  static std::string shown(const YAML::Node& node) {
-    if (!node) return "nothing (the key is missing)";
-    if (node.IsScalar()) return fmt::format("'{}'", node.Scalar().substr(0, 64));
-    return node.IsMap() ? "an object" : node.IsSequence() ? "a list" : "null";
+  static std::string shown(const JsonValue* node) {
+    if (node == nullptr) return "nothing (the key is missing)";
+    if (node->kind == JsonValue::Kind::kNumber || node->kind == JsonValue::Kind::kString) {
+      return fmt::format("'{}'", printable(node->text.substr(0, 64)));
+    }
+    return node->kind_name();
   }
   std::string path_;
-  YAML::Node root_;
+  JsonValue root_;
 };
 
 // The WaveNet settings of r9y9's file (see R9y9Hparams for what each becomes).
@@ -163,26 +153,30 @@ config::WavenetOptions wavenet_options(const Hparams& h, int64_t num_mels) {
   TTS_CHECK(net == "ConvInUpsampleNetwork",
             "{}: key 'upsample_net' is '{}'; only ConvInUpsampleNetwork is supported", h.path(),
             net);
-  const YAML::Node params = h.node("upsample_params");
-  TTS_CHECK(params && params.IsMap(), "{}: key 'upsample_params' must be an object", h.path());
-  const YAML::Node scales = params["upsample_scales"];
-  TTS_CHECK(scales && scales.IsSequence() && scales.size() >= 1 && scales.size() <= 16,
+  const JsonValue* params = h.node("upsample_params");
+  TTS_CHECK(params != nullptr && params->kind == JsonValue::Kind::kObject,
+            "{}: key 'upsample_params' must be an object", h.path());
+  const JsonValue* scales = params->find("upsample_scales");
+  TTS_CHECK(scales != nullptr && scales->kind == JsonValue::Kind::kArray &&
+                scales->items.size() >= 1 && scales->items.size() <= 16,
             "{}: key 'upsample_params.upsample_scales' must be a list of 1 to 16 integers",
             h.path());
   o.upsample_scales.clear();
-  for (const YAML::Node& scale : scales) {
-    o.upsample_scales.push_back(h.integer(scale, "upsample_params.upsample_scales", 1, 1024));
+  for (const JsonValue& scale : scales->items) {
+    o.upsample_scales.push_back(
+        static_cast<int>(h.integer(&scale, "upsample_params.upsample_scales", 1, 1024)));
   }
-  if (params["freq_axis_kernel_size"]) {
+  if (const JsonValue* kernel = params->find("freq_axis_kernel_size")) {
     o.freq_axis_kernel_size =
-        h.integer(params["freq_axis_kernel_size"], "upsample_params.freq_axis_kernel_size", 1, 255);
+        static_cast<int>(h.integer(kernel, "upsample_params.freq_axis_kernel_size", 1, 255));
   }
   for (const char* key : {"upsample_activation", "mode"}) {
-    const YAML::Node value = params[key];
+    const JsonValue* value = params->find(key);
     const std::string expected = std::string(key) == "mode" ? "nearest" : "none";
-    TTS_CHECK(!value || (value.IsScalar() && value.Scalar() == expected),
-              "{}: key 'upsample_params.{}' must be '{}' (the only upsampler supported)", h.path(),
-              key, expected);
+    TTS_CHECK(
+        value == nullptr || (value->kind == JsonValue::Kind::kString && value->text == expected),
+        "{}: key 'upsample_params.{}' must be '{}' (the only upsampler supported)", h.path(), key,
+        expected);
   }
   try {
     o.validate();
@@ -271,6 +265,10 @@ R9y9Hparams read_r9y9_hparams(const std::string& path) {
             "{}: the product of 'upsample_params.upsample_scales' is {} but the hop size is {} "
             "samples; they must be equal (one mel frame per hop)",
             path, hop, out.audio.hop_length);
+  models::cut_to_whole_frames(out.wavenet.max_time_steps, out.audio.hop_length, path,
+                              "max_time_steps");
+  models::require_parameter_budget(parameter_count(out.wavenet, out.audio.n_mels), path,
+                                   kSizingKeys);
   return out;
 }
 

@@ -5,17 +5,21 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "../../cli/cli_test_util.h"
 #include "../../support/peer_python.h"
 #include "../../support/scratch.h"
 #include "tts/checkpoint/state_dict.h"
 #include "tts/core/error.h"
+#include "tts/formats/torch_file.h"
 #include "tts/models/hifigan/discriminators.h"
 #include "tts/models/hifigan/generator.h"
 #include "tts/models/hifigan/interop.h"
+#include "tts/models/hifigan/parameter_count.h"
 
 namespace fs = std::filesystem;
 using namespace tts::hifigan;
@@ -257,4 +261,142 @@ TEST(HifiganInterop, ConfigsEqualJik876s) {
         hifigan_config_from_json(fmt::format("{}/config_{}.json", checkout, v), ours);
     EXPECT_EQ(tts::config::dump_config(ours), tts::config::dump_config(theirs)) << v;
   }
+}
+
+namespace {
+
+// The shared fixture's generator with narrow discriminators (divisor 8) and AdamW states whose
+// second moments `edit` may spoil, exported as jik876 saves it; returns the folder.
+std::string export_with_state(const std::string& name,
+                              const std::function<void(AdamState&)>& edit) {
+  tts::config::Config base;
+  base.hifigan.discriminator_divisor = 8;
+  const tts::config::Config config =
+      hifigan_config_from_json(shared_dir() + "/hifigan_config.json", base);
+  Jik876State state;
+  const HifiganImport generator = import_jik876(shared_dir() + "/hifigan_g.pt", "", "", config);
+  state.generator = generator.generator;
+  MultiPeriodDiscriminator mpd(8);
+  MultiScaleDiscriminator msd(8);
+  state.mpd = tensors_of(*mpd);
+  state.msd = tensors_of(*msd);
+  Generator network(config.hifigan, config.audio.n_mels);
+  AdamState optim_g;
+  optim_g.lr = optim_g.initial_lr = 2e-4;
+  for (const torch::Tensor& p : network->parameters()) {
+    optim_g.params.push_back({torch::randn(p.sizes()), torch::rand(p.sizes()), 10});
+  }
+  edit(optim_g);
+  state.optim_g = optim_g;
+  state.steps = 10;
+  const std::string dir = tts::test::fresh_dir(name);
+  export_jik876(state, dir, config);
+  return dir;
+}
+
+}  // namespace
+
+TEST(HifiganInterop, OptimizerStateThatIsNotFiniteOrHasNegativeSecondMomentsIsRefusedByName) {
+  const std::string sound = export_with_state("sound_state", [](AdamState&) {});
+  EXPECT_NO_THROW(
+      import_jik876(sound + "/g_00000010", sound + "/do_00000010", sound + "/config.json", {}));
+  const std::string negative = export_with_state(
+      "negative_state", [](AdamState& s) { s.params.at(3).exp_avg_sq.view({-1})[0] = -1.0f; });
+  std::string e = error_of([&] {
+    import_jik876(negative + "/g_00000010", negative + "/do_00000010", negative + "/config.json",
+                  {});
+  });
+  EXPECT_NE(e.find("optim_g state 3 (generator."), std::string::npos) << e;
+  EXPECT_NE(e.find("exp_avg_sq holds 1 negative value"), std::string::npos) << e;
+  EXPECT_NE(e.find(negative + "/do_00000010"), std::string::npos) << e;
+  const std::string nan = export_with_state(
+      "nan_state", [](AdamState& s) { s.params.at(0).exp_avg.view({-1})[5] = NAN; });
+  e = error_of(
+      [&] { import_jik876(nan + "/g_00000010", nan + "/do_00000010", nan + "/config.json", {}); });
+  EXPECT_NE(e.find("optim_g state 0 (generator.conv_pre."), std::string::npos) << e;
+  EXPECT_NE(e.find("exp_avg holds 1 non-finite value"), std::string::npos) << e;
+  const std::string rate = export_with_state("nan_rate", [](AdamState& s) { s.lr = NAN; });
+  e = error_of([&] {
+    import_jik876(rate + "/g_00000010", rate + "/do_00000010", rate + "/config.json", {});
+  });
+  EXPECT_NE(e.find("learning rate nan"), std::string::npos) << e;
+}
+
+TEST(HifiganInterop, AGeneratorFileWithANonFiniteWeightIsRefusedByName) {
+  tts::formats::PickleValue root = tts::formats::read_torch_file(shared_dir() + "/hifigan_g.pt");
+  for (auto& [key, value] :
+       const_cast<tts::formats::PickleValue*>(root.find("generator"))->entries) {
+    if (key->text == "conv_post.bias") value->tensor = torch::full({1}, NAN);
+  }
+  const std::string path = tts::test::fresh_dir("nan_generator") + "/g_00000001";
+  tts::formats::write_torch_file(path, root);
+  const std::string e =
+      error_of([&] { import_jik876(path, "", shared_dir() + "/hifigan_config.json", {}); });
+  EXPECT_NE(e.find("tensor 'conv_post.bias' holds 1 non-finite value"), std::string::npos) << e;
+  EXPECT_NE(e.find(path), std::string::npos) << e;
+}
+
+TEST(HifiganInterop, ConfigJsonIsReadAsJsonWithinBounds) {
+  // Aliased nested lists (a YAML bomb of 450,000 levels once expanded) are no JSON.
+  std::string aliases = "{\"resblock\": \"1\", \"upsample_rates\": &a [1";
+  for (int i = 0; i < 2000; ++i) aliases += ", &a" + std::to_string(i) + " [*a]";
+  std::string e = error_of(
+      [&] { hifigan_config_from_json(tts::test::write_temp("alias.json", aliases + "]}"), {}); });
+  EXPECT_NE(e.find("alias.json line 1: not valid JSON"), std::string::npos) << e;
+  e = error_of([&] {
+    hifigan_config_from_json(
+        edited_config("deep.json", "\"seed\": 1",
+                      "\"seed\": " + std::string(450000, '[') + std::string(450000, ']')),
+        {});
+  });
+  EXPECT_NE(e.find("nest deeper than 16 levels"), std::string::npos) << e;
+  // A config asking for a 100 GB generator is refused by its figure, naming the file.
+  const std::string both = [&] {
+    std::string text = read_text(shared_dir() + "/hifigan_config.json");
+    for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+             {"\"upsample_initial_channel\": 64", "\"upsample_initial_channel\": 8192"},
+             {"  3,\n  5,\n  7\n", "  255, 255, 255\n"}}) {
+      text.replace(text.find(from), from.size(), to);
+    }
+    return tts::test::write_temp("huge_generator.json", text);
+  }();
+  e = error_of([&] { hifigan_config_from_json(both, {}); });
+  EXPECT_NE(e.find("huge_generator.json"), std::string::npos) << e;
+  EXPECT_NE(e.find("past the limit"), std::string::npos) << e;
+  EXPECT_NE(e.find("hifigan.upsample_initial_channel"), std::string::npos) << e;
+}
+
+TEST(HifiganInterop, AWindowOfPartFramesIsCutToWholeFrames) {
+  // jik876 trains hop 200 (e.g. 16 kHz) with segment_size 8192: 40.96 frames, cut to 40.
+  std::string text = read_text(shared_dir() + "/hifigan_config.json");
+  for (const auto& [from, to] :
+       std::vector<std::pair<std::string, std::string>>{{"\"hop_size\": 256", "\"hop_size\": 200"},
+                                                        {"\"win_size\": 1024", "\"win_size\": 800"},
+                                                        {"  8,\n  8,\n  4\n", "  10, 5, 4\n"},
+                                                        {"  16,\n  16,\n  8\n", "  20, 11, 8\n"}}) {
+    const size_t at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+  }
+  const tts::config::Config c =
+      hifigan_config_from_json(tts::test::write_temp("hop200.json", text), {});
+  EXPECT_EQ(c.audio.hop_length, 200);
+  EXPECT_EQ(c.hifigan.segment_size, 8000);
+  EXPECT_EQ(c.hifigan.upsample_rates, (std::vector<int>{10, 5, 4}));
+}
+
+TEST(HifiganInterop, TheParameterCountFromTheConfigIsTheBuiltGenerators) {
+  for (const char* dir : {"shared", "resblock1_hop100"}) {
+    const tts::config::Config c = hifigan_config_from_json(
+        std::string(TTS_TEST_DATA_DIR) + "/vocoders/" + dir + "/hifigan_config.json", {});
+    Generator generator(c.hifigan, c.audio.n_mels);
+    int64_t built = 0;
+    for (const torch::Tensor& p : generator->parameters()) built += p.numel();
+    EXPECT_EQ(parameter_count(c), static_cast<double>(built)) << dir;
+  }
+  tts::config::Config v1;  // jik876's V1: 13.9 million
+  Generator generator(v1.hifigan, v1.audio.n_mels);
+  int64_t built = 0;
+  for (const torch::Tensor& p : generator->parameters()) built += p.numel();
+  EXPECT_EQ(parameter_count(v1), static_cast<double>(built));
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,9 @@
 #include "tts/core/error.h"
 #include "tts/formats/npy.h"
 #include "tts/formats/torch_file.h"
+#include "tts/models/wavenet/network.h"
+#include "tts/models/wavenet/parameter_count.h"
+#include "tts/models/wavenet/r9y9.h"
 #include "wavenet_fixture.h"
 
 namespace fs = std::filesystem;
@@ -187,3 +191,70 @@ TEST(R9y9, R9y9LoadsOurExportStrictly) {
 }
 
 }  // namespace
+
+TEST(R9y9, HparamsAreReadAsJsonWithinBounds) {
+  // YAML aliases are no JSON; a network past the parameter budget is refused by its figure.
+  const std::string aliases = temp_path("alias_hparams.json");
+  std::ofstream(aliases) << "{\"layers\": &a [1, [*a, *a]], \"stacks\": *a}";
+  EXPECT_NE(error_of([&] { read_r9y9_hparams(aliases); }).find("not valid JSON"),
+            std::string::npos);
+  std::string text = read_text(fx::path("wavenet", "_hparams.json"));
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"\"residual_channels\": 16", "\"residual_channels\": 8192"},
+           {"\"gate_channels\": 32", "\"gate_channels\": 8192"},
+           {"\"skip_out_channels\": 16", "\"skip_out_channels\": 8192"}}) {
+    text.replace(text.find(from), from.size(), to);
+  }
+  const std::string huge = temp_path("huge_hparams.json");
+  std::ofstream(huge) << text;
+  const std::string e = error_of([&] { read_r9y9_hparams(huge); });
+  EXPECT_NE(e.find("huge_hparams.json"), std::string::npos) << e;
+  EXPECT_NE(e.find("past the limit"), std::string::npos) << e;
+}
+
+TEST(R9y9, AWindowOfPartFramesIsCutToWholeFrames) {
+  // r9y9 trains hop 200 with max_time_steps 10240 (51.2 frames): cut to 51 frames.
+  std::string text = read_text(fx::path("wavenet", "_hparams.json"));
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"\"hop_size\": 256", "\"hop_size\": 200"},
+           {"\"win_length\": 1024", "\"win_length\": 800"},
+           {"   4,\n   4,\n   4,\n   4\n", "   5,\n   5,\n   4,\n   2\n"}}) {
+    const size_t at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+  }
+  const std::string path = temp_path("hop200_hparams.json");
+  std::ofstream(path) << text;
+  const R9y9Hparams h = read_r9y9_hparams(path);
+  EXPECT_EQ(h.audio.hop_length, 200);
+  EXPECT_EQ(h.wavenet.max_time_steps, 10200);
+}
+
+TEST(R9y9, TheParameterCountFromTheHparamsIsTheBuiltNetworks) {
+  for (const char* name : {"wavenet", "wavenet_normal", "wavenet_logistic"}) {
+    R9y9Hparams h = read_r9y9_hparams(fx::path(name, "_hparams.json"));
+    for (bool embedding : {true, false}) {
+      h.wavenet.use_speaker_embedding = embedding;
+      WaveNet network(h.wavenet, h.audio.n_mels);
+      int64_t built = 0;
+      for (const torch::Tensor& p : network->parameters()) built += p.numel();
+      EXPECT_EQ(parameter_count(h.wavenet, h.audio.n_mels), static_cast<double>(built)) << name;
+    }
+  }
+}
+
+TEST(R9y9, AWeightThatIsNotFiniteIsRefusedByName) {
+  fx::Fixture f = fx::load("wavenet");
+  std::vector<std::pair<std::string, std::shared_ptr<tts::formats::PickleValue>>> entries;
+  for (const auto& [name, tensor] : f.imported.tensors) {
+    torch::Tensor stored = tensor.clone();
+    if (name == "first_conv.bias") stored.view({-1})[2] = INFINITY;
+    entries.emplace_back(name, tts::formats::pickle_tensor(stored));
+  }
+  const std::string path = temp_path("infinite.pth");
+  tts::formats::write_torch_file(
+      path, *tts::formats::pickle_dict({{"state_dict", tts::formats::pickle_dict(entries)}}));
+  const std::string e = error_of([&] { import_r9y9(path, fx::path("wavenet", "_hparams.json")); });
+  EXPECT_NE(e.find("tensor 'first_conv.bias' holds 1 non-finite value"), std::string::npos) << e;
+  EXPECT_NE(e.find(path), std::string::npos) << e;
+}

@@ -50,14 +50,17 @@ struct HifiganImport : Jik876State {
   config::HifiganOptions hifigan;  // resblock, upsampling, residual kernels, segment_size
   config::AudioOptions audio;      // sampling_rate, n_fft, hop_size, win_size, num_mels, fmin, fmax
   config::TrainOptions train;      // batch_size, learning_rate, adam_b1/b2, lr_decay, seed
+  config::Config config;           // the whole config the files were read against
 };
 
 // `base` with jik876's config.json at `config_json_path` applied: its model keys into section
 // hifigan, its audio keys into audio, its training keys into train, with what jik876's train.py
 // does implicitly (AdamW with weight decay 0.01 and eps 1e-8, the rate decayed once per epoch, no
-// gradient clip) and model.kind hifigan. num_gpus, num_workers and dist_config are ignored. Throws
-// UsageError naming the file and the key for an unknown key, a value of the wrong type or out
-// of range.
+// gradient clip) and model.kind hifigan. num_gpus, num_workers and dist_config are ignored. The
+// file is read as JSON by formats::read_json_file (bounded size and depth; a file that is no JSON
+// is a tts::Error). Throws UsageError naming the file and the key for an unknown key, a value of
+// the wrong type or out of range; tts::Error when its generator passes the parameter budget. A
+// segment_size that is not a whole number of hops is cut to whole frames, with a warning.
 config::Config hifigan_config_from_json(const std::string& config_json_path, config::Config base);
 
 // Reads jik876's generator file and, unless `do_file` is empty, its training file, checking every

@@ -14,6 +14,7 @@
 #include <torch/types.h>
 
 #include "tts/config/config.h"
+#include "tts/models/parameter_budget.h"
 #include "tts/models/tacotron2/layers.h"
 
 namespace tts::tacotron2 {
@@ -87,9 +88,8 @@ TORCH_MODULE(Tacotron2);
 // train.step_products says.
 Tacotron2 build_model(const config::Config& config, int64_t n_symbols, int r);
 
-// The largest model the constructor builds: 2 GiB of float32 parameters. NVIDIA's Tacotron-2 has
-// 28 million (0.1 GB); only a config made to exhaust memory reaches this.
-inline constexpr double kMaxParameterBytes = double(int64_t{2} << 30);
+// The budget every family shares (models/parameter_budget.h).
+using models::kMaxParameterBytes;
 
 // count_parameters() of the Tacotron2 these constructor arguments build, from the shapes alone
 // (a double: the arguments are not bounded yet when it runs).
