@@ -1,9 +1,11 @@
 #include "tts/config/config.h"
 
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -13,6 +15,7 @@
 #include <type_traits>
 
 #include "tts/core/error.h"
+#include "tts/core/json.h"
 
 namespace tts::config {
 namespace {
@@ -319,6 +322,64 @@ struct Dumper {
   }
 };
 
+template <class T>
+struct is_list : std::false_type {};
+template <class T>
+struct is_list<std::vector<T>> : std::true_type {};
+template <class T>
+inline constexpr bool is_list_v = is_list<T>::value;
+
+// Lists every field's value as text and as JSON.
+struct ValueLister {
+  std::vector<FieldValue> fields;
+  std::string current;
+
+  template <class Options>
+  void section(const char* name, Options& options) {
+    current = name;
+    options.visit(*this);
+  }
+  template <class T>
+  void operator()(const char* name, const T& value, const char*) {
+    fields.push_back({current + "." + name, text_of(value), json_of(value)});
+  }
+
+  template <class T>
+  static std::string text_of(const T& value) {
+    if constexpr (std::is_same_v<T, std::string>) {
+      return value;
+    } else if constexpr (is_choice_v<T>) {
+      return std::string(choice_name(value));
+    } else if constexpr (std::is_same_v<T, RScheduleRow>) {
+      return fmt::format("[{}, {}, {}]", value.from_step, value.r, value.batch_size);
+    } else if constexpr (is_choice_list_v<T> || is_list_v<T>) {
+      std::vector<std::string> items;
+      for (const auto& item : value) items.push_back(text_of(item));
+      return fmt::format("[{}]", fmt::join(items, ", "));
+    } else {
+      return format_value(value);
+    }
+  }
+  template <class T>
+  static std::string json_of(const T& value) {
+    if constexpr (std::is_same_v<T, std::string>) {
+      return json_string(value);
+    } else if constexpr (is_choice_v<T>) {
+      return json_string(choice_name(value));
+    } else if constexpr (std::is_same_v<T, double>) {
+      return std::isfinite(value) ? format_value(value) : "null";
+    } else if constexpr (std::is_same_v<T, RScheduleRow>) {
+      return text_of(value);
+    } else if constexpr (is_choice_list_v<T> || is_list_v<T>) {
+      std::vector<std::string> items;
+      for (const auto& item : value) items.push_back(json_of(item));
+      return fmt::format("[{}]", fmt::join(items, ", "));
+    } else {
+      return format_value(value);
+    }
+  }
+};
+
 // ---- suggestions -----------------------------------------------------------------------------
 
 size_t edit_distance(const std::string& a, const std::string& b) {
@@ -531,6 +592,12 @@ std::string dump_config(const Config& config) {
 
 std::string dump_sections(const Config& config, const std::vector<std::string>& sections) {
   return dump_selected(config, {}, sections);
+}
+
+std::vector<FieldValue> field_values(const Config& config) {
+  ValueLister lister;
+  const_cast<Config&>(config).visit_sections(lister);
+  return std::move(lister.fields);
 }
 
 std::string fingerprint(const Config& config) {

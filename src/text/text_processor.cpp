@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <array>
 #include <mutex>
 #include <unordered_map>
@@ -56,6 +57,53 @@ std::string describe_character(const std::string& character) {
 }
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+// `text` for a message: control characters and quotes escaped (\t, \n, \", \xNN).
+std::string escaped(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (byte < 0x20 || byte == 0x7F) {
+      out += fmt::format("\\x{:02x}", byte);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// Each distinct character of `text` described, with its count: "U+0020 x3, U+0009".
+std::string describe_characters(const std::string& text) {
+  std::vector<std::pair<std::string, int>> counts;
+  for (size_t i = 0; i < text.size();) {
+    const size_t length =
+        std::min(sequence_length(static_cast<unsigned char>(text[i])), text.size() - i);
+    const std::string character = text.substr(i, length);
+    i += length;
+    auto found = std::find_if(counts.begin(), counts.end(),
+                              [&](const auto& seen) { return seen.first == character; });
+    if (found != counts.end()) {
+      ++found->second;
+    } else {
+      counts.emplace_back(character, 1);
+    }
+  }
+  std::vector<std::string> parts;
+  for (const auto& [character, count] : counts) {
+    parts.push_back(count == 1 ? describe_character(character)
+                               : fmt::format("{} x{}", describe_character(character), count));
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
 
 }  // namespace
 
@@ -164,6 +212,15 @@ std::string TextProcessor::clean(const std::string& raw) const {
 }
 
 std::vector<int64_t> TextProcessor::to_ids(const std::string& cleaned) const {
+  return lookup(cleaned, nullptr);
+}
+
+std::vector<int64_t> TextProcessor::lookup(const std::string& cleaned,
+                                           std::vector<std::string>* dropped) const {
+  auto drop = [&](const std::string& character) {
+    state_->unknown(character, cleaned);
+    if (dropped != nullptr) dropped->push_back(character);
+  };
   std::vector<int64_t> ids;
   ids.reserve(cleaned.size() + 1);
   size_t i = 0;
@@ -182,7 +239,7 @@ std::vector<int64_t> TextProcessor::to_ids(const std::string& cleaned) const {
             if (found != state_->phoneme_ids.end()) {
               ids.push_back(found->second);
             } else {
-              state_->unknown("{" + phoneme + "}", cleaned);
+              drop("{" + phoneme + "}");
             }
           }
           k = end + 1;
@@ -205,11 +262,42 @@ std::vector<int64_t> TextProcessor::to_ids(const std::string& cleaned) const {
         continue;
       }
     }
-    state_->unknown(cleaned.substr(i, length), cleaned);
+    drop(cleaned.substr(i, length));
     i += length;
   }
   if (eos_id() >= 0) ids.push_back(eos_id());
   return ids;
+}
+
+std::vector<int64_t> TextProcessor::speakable_ids(const std::string& raw, const std::string& what,
+                                                  std::string* cleaned) const {
+  auto blank = [](const std::string& text) {
+    return std::all_of(text.begin(), text.end(), [](char c) { return is_space(c); });
+  };
+  TTS_USAGE_CHECK(!blank(raw), "{} is only whitespace ({}): give the words to speak", what,
+                  describe_characters(raw));
+  *cleaned = clean(raw);
+  std::vector<std::string> dropped;
+  std::vector<int64_t> ids = lookup(*cleaned, &dropped);
+  std::vector<int64_t> spoken;
+  for (int64_t id : ids) {
+    if (id != pad_id() && id != eos_id()) spoken.push_back(id);
+  }
+  if (!blank(to_text(spoken))) return ids;
+  TTS_USAGE_CHECK(!dropped.empty(),
+                  "{} (\"{}\") leaves nothing to speak once cleaned by text.cleaners [{}]: give "
+                  "words the cleaners keep",
+                  what, escaped(raw), fmt::join(state_->options.cleaners, ", "));
+  std::vector<std::string> names;
+  for (const std::string& character : dropped) {
+    const std::string name = describe_character(character);
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  throw UsageError(fmt::format(
+      "{} (\"{}\") says nothing in symbol set '{}': every character but whitespace is dropped "
+      "({}); write it in the model's characters, or map them with a cleaner (e.g. "
+      "transliteration_cleaners)",
+      what, escaped(raw), state_->options.symbol_set, fmt::join(names, ", ")));
 }
 
 std::string TextProcessor::to_text(const std::vector<int64_t>& ids) const {

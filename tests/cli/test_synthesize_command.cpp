@@ -72,3 +72,35 @@ TEST(SynthesizeCommand, AnUtteranceThatStopsAtOncePadsTheSpectrumAndWritesAValid
     EXPECT_EQ(fs::exists(dir + "/a.linear.npy"), linear_head);
   }
 }
+
+// Text that says nothing is refused naming its characters, escaped: only whitespace, or nothing
+// but whitespace left once the symbol set dropped what it lacks. Characters dropped from a
+// sentence that is spoken are summed up at the end, as their first warning promises.
+TEST(SynthesizeCommand, TextThatSaysNothingIsRefusedNamingItsCharacters) {
+  const std::string dir = tts::test::fresh_dir("synthesize_nothing");
+  tts::config::Config config = tts::config::load_config(kTiny, {"text.cleaners=[basic_cleaners]"});
+  const std::string checkpoint = stop_at_once_checkpoint(dir, config);
+  ASSERT_FALSE(checkpoint.empty());
+  const std::string synthesize = "synthesize --checkpoint " + checkpoint + " --out " + dir;
+
+  tts::test::CliResult blank = run_cli(synthesize + "/a.wav --text \"$(printf ' \\t ')\"", true);
+  EXPECT_EQ(blank.exit_code, 2) << blank.output;
+  EXPECT_NE(blank.output.find("sentence 1 is only whitespace"), std::string::npos) << blank.output;
+  EXPECT_NE(blank.output.find("U+0009"), std::string::npos) << blank.output;
+  EXPECT_NE(blank.output.find("(U+0020) x2"), std::string::npos) << blank.output;
+
+  tts::test::CliResult dropped = run_cli(synthesize + "/b.wav --text \"☃ ☃\"", true);
+  EXPECT_EQ(dropped.exit_code, 2) << dropped.output;
+  EXPECT_NE(dropped.output.find("says nothing in symbol set"), std::string::npos) << dropped.output;
+  EXPECT_NE(dropped.output.find("'☃' (U+2603)"), std::string::npos) << dropped.output;
+  EXPECT_FALSE(fs::exists(dir + "/b.wav"));
+
+  tts::test::CliResult spoken = run_cli(synthesize + "/c.wav --text \"Snow ☃ falls ☃.\"", true);
+  ASSERT_EQ(spoken.exit_code, 0) << spoken.output;
+  EXPECT_NE(spoken.output.find("dropped characters not in symbol set"), std::string::npos)
+      << spoken.output;
+  EXPECT_NE(spoken.output.find("'☃' (U+2603) x2"), std::string::npos) << spoken.output;
+  EXPECT_NE(spoken.output.find("warnings over 1 sentence(s): 1 padded for Griffin-Lim"),
+            std::string::npos)
+      << spoken.output;
+}

@@ -111,3 +111,50 @@ TEST_F(TrainCommand, AStoreMadeWithOtherSettingsIsRefusedBeforeTraining) {
   EXPECT_NE(result.output.find("audio.n_fft"), std::string::npos) << result.output;
   EXPECT_FALSE(fs::exists(root_ + "/refused/checkpoints"));
 }
+
+// A run folder holds one run: a second `train` into it is refused (exit 2) with the ways forward
+// and leaves it untouched; --overwrite moves the old run into RUN/previous-1 and starts at step
+// 0; a folder a run left without checkpoints or metrics is reused.
+TEST_F(TrainCommand, ASecondRunIntoAUsedFolderIsRefusedOrMovesTheOldOneAside) {
+  const std::string quick =
+      " --max-steps 1 --set train.checkpoint_interval=1 --set "
+      "train.log_interval=1" +
+      kExact;
+  train("used", quick);
+  const std::string run = root_ + "/used";
+  const std::string metrics = tts::read_file(run + "/metrics.jsonl");
+  const std::string again =
+      "train --config " + kTiny + " --data " + feats_ + " --out " + run + quick;
+  CliResult refused = run_cli(again, true);
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  for (const char* named : {"already holds a run", "checkpoints/step_00000001.pt", "metrics.jsonl",
+                            "--resume", "--out", "--overwrite"}) {
+    EXPECT_NE(refused.output.find(named), std::string::npos) << named << ":\n" << refused.output;
+  }
+  EXPECT_EQ(tts::read_file(run + "/metrics.jsonl"), metrics);
+
+  CliResult both = run_cli(again + " --overwrite --resume", true);
+  EXPECT_EQ(both.exit_code, 2) << both.output;
+
+  CliResult overwritten = run_cli(again + " --overwrite", true);
+  ASSERT_EQ(overwritten.exit_code, 0) << overwritten.output;
+  EXPECT_NE(overwritten.output.find(run + "/previous-1"), std::string::npos) << overwritten.output;
+  EXPECT_EQ(tts::read_file(run + "/previous-1/metrics.jsonl"), metrics);
+  EXPECT_TRUE(fs::exists(run + "/previous-1/checkpoints/step_00000001.pt"));
+  EXPECT_TRUE(fs::exists(run + "/previous-1/train.log"));
+  std::stringstream fresh(tts::read_file(run + "/metrics.jsonl"));
+  int train_records = 0;
+  for (std::string line; std::getline(fresh, line);) {
+    train_records += YAML::Load(line)["kind"].as<std::string>() == "train";
+  }
+  EXPECT_EQ(train_records, 1) << "the new run's metrics alone";
+
+  // Left by a run that never logged a step nor saved: config.yaml and logs only.
+  const std::string leftover = root_ + "/leftover";
+  fs::create_directories(leftover + "/logs");
+  tts::write_file_atomic(leftover + "/config.yaml", "{}\n");
+  tts::write_file_atomic(leftover + "/metrics.jsonl", "");
+  train("leftover", quick);
+  EXPECT_TRUE(fs::exists(leftover + "/checkpoints/step_00000001.pt"));
+  EXPECT_FALSE(fs::exists(leftover + "/previous-1"));
+}

@@ -68,6 +68,18 @@ std::string dump_config(const Config& config);
 // sections keep their defaults). The feature store records its settings this way.
 std::string dump_sections(const Config& config, const std::vector<std::string>& sections);
 
+// One resolved field: its key path ("audio.n_fft") and its value as YAML writes it (1024,
+// [english_cleaners], [[0, 2, 32]]) and as JSON (strings quoted; a number that is not finite is
+// null).
+struct FieldValue {
+  std::string key;
+  std::string text;
+  std::string json;
+};
+
+// Every field of `config`, in declaration order (`inspect` shows them).
+std::vector<FieldValue> field_values(const Config& config);
+
 // A stable 64-bit hash (hex) of dump_config() without `logging`: equal on every rank of a run.
 std::string fingerprint(const Config& config);
 

@@ -36,6 +36,13 @@ class TextProcessor {
   // clean() then to_ids().
   std::vector<int64_t> encode(const std::string& raw) const { return to_ids(clean(raw)); }
 
+  // clean() then to_ids() for text to speak (`what` names it: "sentence 2"), refusing text that
+  // says nothing with a UsageError naming its characters (escaped): only whitespace, or no
+  // character left but whitespace once the cleaners ran and the symbol set dropped what it lacks.
+  // `cleaned` receives the cleaned text.
+  std::vector<int64_t> speakable_ids(const std::string& raw, const std::string& what,
+                                     std::string* cleaned) const;
+
   // Text of `ids` (padding and end-of-sentence omitted; ARPAbet symbols as "{HH AH0}").
   // Throws tts::Error for an id outside [0, num_symbols()).
   std::string to_text(const std::vector<int64_t>& ids) const;
@@ -52,6 +59,8 @@ class TextProcessor {
 
  private:
   struct State;
+  // to_ids(), adding each character dropped to `dropped` when given.
+  std::vector<int64_t> lookup(const std::string& cleaned, std::vector<std::string>* dropped) const;
   std::unique_ptr<State> state_;
 };
 

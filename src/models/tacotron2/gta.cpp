@@ -186,6 +186,7 @@ models::GtaSummary run_gta(const models::TrainedCheckpoint& read,
   }
   log->info("rank {}: {} ground-truth-aligned mels written to {}, {} already there", request.rank,
             summary.written, request.out_dir, summary.reused);
+  text.report();  // the characters the symbol set dropped, counted
   // The rank that finds every utterance's files complete writes the tables (with several ranks,
   // the last to finish; two that finish together write the same files, atomically). A rank that
   // failed leaves the store without tables: running gta again completes it.

@@ -1,5 +1,6 @@
 #include "tts/models/tacotron2/synthesize.h"
 
+#include <fmt/ranges.h>
 #include <torch/torch.h>
 
 #include <filesystem>
@@ -34,12 +35,19 @@ void synthesize(const models::TrainedCheckpoint& read, const models::SynthesisRe
   audio::AudioProcessor processor(config.audio);
   auto log = log::get("synthesize");
   if (request.to_directory) fs::create_directories(request.out);
+  // Every sentence is read before any is spoken: one that says nothing is refused before the
+  // others' minutes of synthesis.
+  std::vector<std::string> cleaned_sentences(request.sentences.size());
+  std::vector<std::vector<int64_t>> sentence_ids;
+  for (size_t i = 0; i < request.sentences.size(); ++i) {
+    sentence_ids.push_back(text_processor.speakable_ids(
+        request.sentences[i], fmt::format("sentence {}", i + 1), &cleaned_sentences[i]));
+  }
+  int padded = 0, unstopped = 0;
   torch::NoGradGuard no_grad;
   for (size_t i = 0; i < request.sentences.size(); ++i) {
-    const std::string& sentence = request.sentences[i];
-    std::string cleaned = text_processor.clean(sentence);
-    std::vector<int64_t> ids = text_processor.to_ids(cleaned);
-    TTS_USAGE_CHECK(!ids.empty(), "sentence {} has no speakable characters: '{}'", i + 1, sentence);
+    const std::string& cleaned = cleaned_sentences[i];
+    const std::vector<int64_t>& ids = sentence_ids[i];
     auto text_tensor = torch::tensor(ids, torch::kInt64).unsqueeze(0);
     auto lengths = torch::tensor({static_cast<int64_t>(ids.size())}, torch::kInt64);
     TacotronOutput out = model->infer(text_tensor, lengths);
@@ -55,7 +63,10 @@ void synthesize(const models::TrainedCheckpoint& read, const models::SynthesisRe
       samples = frames > 0 ? request.vocoder->vocode(generated.mel) : std::vector<float>{};
     } else {
       RenderedAudio rendered = render_audio(generated, processor);
-      if (rendered.padded()) log->warn("sentence {} {}", i + 1, rendered.padding_note());
+      if (rendered.padded()) {
+        log->warn("sentence {} {}", i + 1, rendered.padding_note());
+        ++padded;
+      }
       samples = std::move(rendered.samples);
     }
     audio::write_wav(stem + ".wav", samples, config.audio.sample_rate);
@@ -67,9 +78,22 @@ void synthesize(const models::TrainedCheckpoint& read, const models::SynthesisRe
       write_file_atomic(stem + ".mel.png", plots.mel.png);
     }
     bool stopped = frames < config.model.max_decoder_steps * out.r;
+    if (!stopped) ++unstopped;
     log->info("{}.wav: {:.2f} s, {} frames{} - \"{}\"", stem,
               static_cast<double>(samples.size()) / config.audio.sample_rate, frames,
               stopped ? "" : " (no stop token before model.max_decoder_steps)", cleaned);
+  }
+  // The end-of-run summary the warnings promise: what was counted, once.
+  text_processor.report();
+  std::vector<std::string> counted;
+  if (padded > 0) counted.push_back(fmt::format("{} padded for Griffin-Lim", padded));
+  if (unstopped > 0) {
+    counted.push_back(
+        fmt::format("{} without a stop token before model.max_decoder_steps", unstopped));
+  }
+  if (!counted.empty()) {
+    log->warn("warnings over {} sentence(s): {}", request.sentences.size(),
+              fmt::join(counted, "; "));
   }
 }
 
