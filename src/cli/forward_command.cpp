@@ -72,10 +72,10 @@ Runner setup_forward(CLI::App& app) {
                  "NAME=FILE.npy, one per output to write (float32), any of the family's")
       ->required();
   std::vector<std::string> families;
-  for (const auto& [kind, name] : config::ChoiceNames<config::ModelKind>::names) {
+  for (config::ModelKind kind : models::kinds()) {
     const models::ForwardRole& role = models::family(kind).forward;
     if (!role.run) continue;
-    families.push_back(fmt::format("model.kind {}: inputs {}; outputs {}.", name,
+    families.push_back(fmt::format("model.kind {}: inputs {}; outputs {}.", kind,
                                    names_of(role.inputs), names_of(role.outputs)));
   }
   app.footer(fmt::format("Arrays each family takes and gives:\n  {}", fmt::join(families, "\n  ")));

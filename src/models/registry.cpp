@@ -25,9 +25,7 @@ const FamilyEntry& family(config::ModelKind kind) {
   throw Error(fmt::format("model.kind {}: no family is registered for it", kind));
 }
 
-namespace {
-
-const std::vector<config::ModelKind>& all_kinds() {
+const std::vector<config::ModelKind>& kinds() {
   static const std::vector<config::ModelKind> kinds = [] {
     std::vector<config::ModelKind> all;
     for (const auto& [kind, name] : config::ChoiceNames<config::ModelKind>::names) {
@@ -37,8 +35,6 @@ const std::vector<config::ModelKind>& all_kinds() {
   }();
   return kinds;
 }
-
-}  // namespace
 
 config::Config config_of(const checkpoint::Checkpoint& checkpoint, const std::string& source) {
   config::Config config = checkpoint::checkpoint_config(checkpoint, source);
@@ -69,7 +65,7 @@ std::unique_ptr<Vocoder> load_vocoder(const std::string& path, const torch::Devi
   const FamilyEntry& entry = family(kind);
   if (!entry.load_vocoder) {
     std::vector<std::string> vocoders;
-    for (config::ModelKind other : all_kinds()) {
+    for (config::ModelKind other : kinds()) {
       if (family(other).load_vocoder) vocoders.push_back(fmt::format("{}", other));
     }
     throw UsageError(fmt::format(
@@ -84,7 +80,7 @@ std::unique_ptr<Vocoder> load_vocoder(const std::string& path, const torch::Devi
 
 const Converter& converter(const std::string& format) {
   std::vector<std::string> formats;
-  for (config::ModelKind kind : all_kinds()) {
+  for (config::ModelKind kind : kinds()) {
     for (const Converter& candidate : family(kind).converters) {
       if (candidate.format == format) return candidate;
       formats.push_back(candidate.format);
@@ -96,7 +92,7 @@ const Converter& converter(const std::string& format) {
 
 std::vector<std::pair<std::string, config::ModelKind>> converter_formats() {
   std::vector<std::pair<std::string, config::ModelKind>> formats;
-  for (config::ModelKind kind : all_kinds()) {
+  for (config::ModelKind kind : kinds()) {
     for (const Converter& candidate : family(kind).converters) {
       formats.emplace_back(candidate.format, kind);
     }

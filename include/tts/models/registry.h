@@ -81,6 +81,9 @@ struct FamilyEntry {
   ForwardRole forward;
 };
 
+// Every model.kind, in the order its names are listed (config's ModelKind).
+const std::vector<config::ModelKind>& kinds();
+
 // The family model.kind names. Throws tts::Error for a kind with no registration.
 const FamilyEntry& family(config::ModelKind kind);
 

@@ -33,9 +33,7 @@ std::map<std::string, torch::Tensor> run(const models::TrainedCheckpoint& traine
                   "forward: input mel: expected [frames, {}] or [{}, {}, frames] (one per audio "
                   "item), found [{}]",
                   n_mels, x.size(0), n_mels, fmt::join(mel.sizes(), ", "));
-  WaveNet network(options, n_mels);
-  load_wavenet_state_dict(*network, synthesis_tensors(trained.checkpoint), trained.source);
-  network->eval();
+  WaveNet network = trained_network(trained);
   // r9y9's forward takes the mel padded by cin_pad frames each side (its collate pads it); a mel
   // of exactly T / hop frames is padded here as r9y9 pads a whole utterance (pad_mel).
   const int64_t samples = x.size(2);

@@ -13,9 +13,7 @@ namespace {
 class WavenetVocoder final : public models::Vocoder {
  public:
   explicit WavenetVocoder(const models::TrainedCheckpoint& trained) : Vocoder(trained) {
-    network_ = WaveNet(config().wavenet, config().audio.n_mels);
-    load_wavenet_state_dict(*network_, synthesis_tensors(trained.checkpoint), source());
-    network_->eval();
+    network_ = trained_network(trained);
   }
 
   std::vector<float> vocode(const torch::Tensor& mel) override {
@@ -37,6 +35,13 @@ class WavenetVocoder final : public models::Vocoder {
 };
 
 }  // namespace
+
+WaveNet trained_network(const models::TrainedCheckpoint& trained) {
+  WaveNet network(trained.config.wavenet, trained.config.audio.n_mels);
+  load_wavenet_state_dict(*network, synthesis_tensors(trained.checkpoint), trained.source);
+  network->eval();
+  return network;
+}
 
 std::unique_ptr<models::Vocoder> load_vocoder(const models::TrainedCheckpoint& trained,
                                               const torch::Device&) {

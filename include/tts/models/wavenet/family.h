@@ -64,6 +64,9 @@ checkpoint::Checkpoint checkpoint_from_r9y9(const WavenetImport& imported,
 // roles after training.
 models::FamilyEntry entry();
 
+// The network synthesis uses from `trained` (synthesis_tensors) on the CPU, in eval mode.
+WaveNet trained_network(const models::TrainedCheckpoint& trained);
+
 // The vocoder role (models/roles.h): the network synthesis uses (its moving average when kept),
 // generating on the CPU whatever `device`.
 std::unique_ptr<models::Vocoder> load_vocoder(const models::TrainedCheckpoint& trained,
