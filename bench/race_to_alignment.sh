@@ -84,7 +84,8 @@ nvidia_race=("$python" -W ignore "$root/bench/nvidia_race.py" "$peer" --feats "$
 
 recipe=(--set train.adam_eps=1e-8 --set train.loss_normalization=padded_batch
   --set train.guided_attention_weight=0 --set model.zero_padding_in_convolutions=false
-  --set model.nvidia_postnet_gradient=true --set data.sort_pool_batches=1)
+  --set model.nvidia_postnet_gradient=true --set data.sort_pool_batches=1
+  --set train.batch_norm=per_rank)
 run_ours() {  # NAME [options...]
   local name="$1"
   shift

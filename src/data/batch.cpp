@@ -18,18 +18,11 @@ namespace {
 template <typename F>
 Batch map_tensors(const Batch& in, F f) {
   auto apply = [&](const torch::Tensor& t) { return t.defined() ? f(t) : torch::Tensor(); };
-  Batch out;
-  out.text = apply(in.text);
-  out.text_lengths = apply(in.text_lengths);
-  out.mel = apply(in.mel);
-  out.mel_lengths = apply(in.mel_lengths);
-  out.stop = apply(in.stop);
-  out.linear = apply(in.linear);
-  out.ids = in.ids;
-  out.real_frame_count = in.real_frame_count;
-  out.attention_pair_count = in.attention_pair_count;
-  out.global_real_frames = in.global_real_frames;
-  out.global_attention_pairs = in.global_attention_pairs;
+  Batch out = in;  // the host-side fields as they are
+  for (torch::Tensor* t :
+       {&out.text, &out.text_lengths, &out.mel, &out.mel_lengths, &out.stop, &out.linear}) {
+    *t = apply(*t);
+  }
   return out;
 }
 
@@ -95,6 +88,8 @@ Batch collate(std::vector<Example> examples, int n_frames_per_step) {
     if (with_linear) out.linear[i].narrow(0, 0, frames).copy_(e.linear);
     out.stop[i].narrow(0, frames - 1, t_mel - frames + 1).fill_(1.0f);
     out.ids.push_back(e.id);
+    out.text_length_values.push_back(static_cast<int64_t>(e.text.size()));
+    out.mel_length_values.push_back(frames);
     out.real_frame_count += frames;
     out.attention_pair_count += decoder_steps(frames, r) * static_cast<int64_t>(e.text.size());
   }

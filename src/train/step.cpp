@@ -13,6 +13,8 @@
 
 namespace tts::train {
 
+int64_t Updates::step() const { return state_->step + 1; }
+
 void Updates::backward(size_t slot, const torch::Tensor& loss, bool last_micro_batch) {
   Stopwatch clock;
   step_->reducers_.at(slot)->begin_step(last_micro_batch);

@@ -16,7 +16,7 @@
 
 namespace fs = std::filesystem;
 using tts::test::CliResult;
-using tts::test::kExact;
+using tts::test::kAtDefaults;
 using tts::test::kTiny;
 using tts::test::run_cli;
 
@@ -96,11 +96,28 @@ TEST_F(TrainCommand, ARunWritesConfigMetricsEventsPlotsSamplesAndCheckpoints) {
 }
 
 TEST_F(TrainCommand, AResumedRunEndsWithTheParametersOfAnUninterruptedOne) {
-  train("straight", "--max-steps 6" + kExact);
-  train("resumed", "--max-steps 3" + kExact);
-  std::string output = train("resumed", "--max-steps 6 --resume" + kExact);
+  train("straight", "--max-steps 6" + kAtDefaults);
+  train("resumed", "--max-steps 3" + kAtDefaults);
+  std::string output = train("resumed", "--max-steps 6 --resume" + kAtDefaults);
   EXPECT_NE(output.find("resumed from"), std::string::npos) << output;
   expect_same_parameters("straight", "resumed", 0.0);
+}
+
+// Settings that break the rank-count promise are named once, at start, with why.
+TEST_F(TrainCommand, SettingsThatBreakThePromisesAreLoggedOnceAtStart) {
+  const std::string quiet = train("quiet", "--max-steps 1" + kAtDefaults);
+  EXPECT_EQ(quiet.find("do not train exactly"), std::string::npos) << quiet;
+  const std::string output = train("broken",
+                                   "--max-steps 1 --set train.batch_norm=per_rank "
+                                   "--set train.loss_normalization=padded_batch" +
+                                       kAtDefaults);
+  const size_t first = output.find("do not train exactly as 1 rank x W*B");
+  ASSERT_NE(first, std::string::npos) << output;
+  EXPECT_EQ(output.find("do not train exactly", first + 1), std::string::npos) << output;
+  EXPECT_NE(output.find("train.batch_norm=per_rank: BatchNorm normalizes by each rank's own"),
+            std::string::npos)
+      << output;
+  EXPECT_NE(output.find("train.loss_normalization=padded_batch"), std::string::npos) << output;
 }
 
 TEST_F(TrainCommand, AStoreMadeWithOtherSettingsIsRefusedBeforeTraining) {
@@ -119,7 +136,7 @@ TEST_F(TrainCommand, ASecondRunIntoAUsedFolderIsRefusedOrMovesTheOldOneAside) {
   const std::string quick =
       " --max-steps 1 --set train.checkpoint_interval=1 --set "
       "train.log_interval=1" +
-      kExact;
+      kAtDefaults;
   train("used", quick);
   const std::string run = root_ + "/used";
   const std::string metrics = tts::read_file(run + "/metrics.jsonl");

@@ -21,7 +21,7 @@
 #include "tts/dist/launcher.h"
 
 namespace fs = std::filesystem;
-using tts::test::kExact;
+using tts::test::kAtDefaults;
 using tts::test::kTiny;
 
 namespace {
@@ -29,7 +29,7 @@ namespace {
 constexpr int kSteps = 8;
 // Checkpoints every 2 steps; the uninterrupted and the interrupted runs differ only in the kill.
 const std::string kRunOptions = " --max-steps " + std::to_string(kSteps) +
-                                " --set train.batch_size=3" + kExact +
+                                " --set train.batch_size=3" + kAtDefaults +
                                 " --set train.checkpoint_interval=2 --set distributed.timeout_s=10";
 
 // torchrun of PyTorch 2.x: TTS_TORCHRUN, else the one scripts/setup.sh --torch pip installs.
@@ -91,15 +91,15 @@ TEST_F(TrainRestarts, BuiltInLauncherRestartsAKilledWorkerAndTheRunEndsAsIfUnint
 }
 
 TEST_F(TrainRestarts, ResumeAutoStartsFreshWithoutACheckpoint) {
-  const std::string output =
-      train("fresh", "--resume auto --max-steps 1 --set train.checkpoint_interval=1000" + kExact);
+  const std::string output = train(
+      "fresh", "--resume auto --max-steps 1 --set train.checkpoint_interval=1000" + kAtDefaults);
   EXPECT_NE(output.find("--resume auto: no checkpoint in " + root_ +
                         "/fresh/checkpoints yet: "
                         "starting fresh"),
             std::string::npos)
       << output;
-  const std::string again =
-      train("fresh", "--resume auto --max-steps 2 --set train.checkpoint_interval=1000" + kExact);
+  const std::string again = train(
+      "fresh", "--resume auto --max-steps 2 --set train.checkpoint_interval=1000" + kAtDefaults);
   EXPECT_NE(again.find("at step 1"), std::string::npos) << again;
 }
 

@@ -102,7 +102,7 @@ class WavenetTraining : public ::testing::Test {
 // The one-rank runs use one intra-op thread, as each launched rank does: with two, the
 // convolutions' sums split differently, which Adam amplifies the same way (6e-3 of one bias's
 // norm on the 2-core test machine, 2026-12-06).
-TEST_F(WavenetTraining, TwoRanksGiveTheWeightsAndAverageOfOneRankWithTheWholeBatch) {
+TEST_F(WavenetTraining, TwoAndThreeRanksGiveTheWeightsAndAverageOfOneRankWithTheWholeBatch) {
   const std::string two =
       train("two_ranks", "--max-steps 3 --nproc-per-node 2 --set train.batch_size=2" + kQuiet);
   EXPECT_NE(two.find("global batch 4"), std::string::npos) << two;
@@ -117,6 +117,20 @@ TEST_F(WavenetTraining, TwoRanksGiveTheWeightsAndAverageOfOneRankWithTheWholeBat
   train("two_ranks_damped",
         "--max-steps 3 --nproc-per-node 2 --set train.batch_size=2" + damped + kQuiet);
   expect_same_parameters("one_rank_damped", "two_ranks_damped", 5e-5, 1e-3);
+  // Three ranks of 1 against one rank of 3, on 9 training utterances (a validation split of 1)
+  // so that every global batch is whole. Three gradients sum in another order on three ranks than
+  // on one (float addition of three terms is not associative, of two it is), so even one rank
+  // accumulating three micro-batches differs by Adam-amplified rounding (3e-4 of a bias near zero
+  // at eps 1e-8, 2026-12-06): compared at the damped eps, as 1 x 4 above, within 2e-4 (up to
+  // 7e-5 of a bias measured there: a batch of one window per rank sums less than of two).
+  const std::string nine = " --set data.val_size=1";
+  const std::string three =
+      train("three_ranks_damped",
+            "--max-steps 3 --nproc-per-node 3 --set train.batch_size=1" + nine + damped + kQuiet);
+  EXPECT_NE(three.find("all 3 workers finished"), std::string::npos) << three;
+  train("one_rank_of_three_damped",
+        "--max-steps 3 --set train.batch_size=3" + nine + damped + kQuiet, 0, one_thread);
+  expect_same_parameters("one_rank_of_three_damped", "three_ranks_damped", 2e-4, 1e-3);
 }
 
 TEST_F(WavenetTraining, AResumedRunEndsAsAnUninterruptedOne) {

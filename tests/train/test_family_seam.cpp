@@ -1,6 +1,7 @@
 // Tacotron-2 behind the model-family seam trains exactly as the plain algorithm: the same seed,
 // model and Adam, the loader's batches in order, and for each: teacher-forced forward, the loss,
-// backward, the global-norm clip, the learning rate of the step and Adam's update. `train` (the
+// backward, the global-norm clip, the learning rate of the step and Adam's update, with the
+// utterances' own dropout masks and BatchNorm over the (here one rank's) batch. `train` (the
 // scheduler, the Step, the reducer, the family) must end with the very same tensors, bit for bit,
 // as this loop written out by hand.
 #include <gtest/gtest.h>
@@ -11,6 +12,8 @@
 #include "tts/config/config.h"
 #include "tts/data/feature_store.h"
 #include "tts/data/loader.h"
+#include "tts/dist/communicator.h"
+#include "tts/models/keyed_dropout.h"
 #include "tts/models/tacotron2/forward.h"
 #include "tts/models/tacotron2/network.h"
 #include "tts/text/text_processor.h"
@@ -27,8 +30,8 @@ constexpr int64_t kSteps = 5;
 }  // namespace
 
 TEST_F(FamilySeam, TacotronTrainsBitForBitAsThePlainLoop) {
-  // Defaults of tiny.yaml (dropout on: the random streams must agree too), a small batch so that
-  // the run crosses an epoch boundary.
+  // Defaults of tiny.yaml (dropout on: the masks must agree too), a small batch so that the run
+  // crosses an epoch boundary.
   const std::string settings = "--set train.batch_size=6 --set train.val_interval=1000";
   train("seam", "--max-steps " + std::to_string(kSteps) + " " + settings);
 
@@ -45,6 +48,8 @@ TEST_F(FamilySeam, TacotronTrainsBitForBitAsThePlainLoop) {
   tts::data::Loader loader(
       store, store.train(), config, phase,
       [&](const std::string& utterance) { return text.to_ids(utterance); }, 0, 1);
+  auto one_rank = tts::dist::make_communicator(tts::dist::RankInfo{}, config.distributed,
+                                               tts::config::Backend::kGloo);
   int64_t step = 0;
   for (int64_t epoch = 0; step < kSteps; ++epoch) {
     loader.start_epoch(epoch);
@@ -54,8 +59,11 @@ TEST_F(FamilySeam, TacotronTrainsBitForBitAsThePlainLoop) {
       model->train();
       adam->zero_grad();
       tts::tacotron2::TacotronOutput output;
-      tts::tacotron2::LossParts parts =
-          tts::tacotron2::forward_loss(*model, *batch, config.train, &output);
+      const tts::models::KeyedDropout dropout(static_cast<uint64_t>(config.train.seed), step + 1,
+                                              batch->ids);
+      tts::tacotron2::LossParts parts = tts::tacotron2::forward_loss(
+          *model, *batch, config.train, &output,
+          tts::tacotron2::training_context(*batch, dropout, config.train, *one_rank));
       parts.total.backward();
       torch::nn::utils::clip_grad_norm_(parameters, config.train.grad_clip_thresh);
       for (auto& group : adam->param_groups()) {

@@ -68,8 +68,8 @@ TEST_F(PrecisionRun, Bf16EndsTheTinyConfigsFirstHundredStepsWithinFivePercentOfF
 // may pick differently from run to run.
 TEST_F(PrecisionRun, APinnedProductPathRepeatsBitForBit) {
   for (const char* path : {"kernel", "gemm"}) {
-    const std::string args =
-        std::string("--max-steps 3") + tts::test::kExact + " --set train.step_products=" + path;
+    const std::string args = std::string("--max-steps 3") + tts::test::kAtDefaults +
+                             " --set train.step_products=" + path;
     train(std::string("pinned_a_") + path, args);
     train(std::string("pinned_b_") + path, args);
     expect_same_parameters(std::string("pinned_a_") + path, std::string("pinned_b_") + path, 0.0);

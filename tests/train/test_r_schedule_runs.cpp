@@ -11,7 +11,7 @@
 
 namespace fs = std::filesystem;
 using tts::test::CliResult;
-using tts::test::kExact;
+using tts::test::kAtDefaults;
 using tts::test::run_cli;
 
 namespace {
@@ -61,11 +61,12 @@ TEST_F(RScheduleRun, ThreeToTwoToOneTrainsThroughBothSwitches) {
 }
 
 TEST_F(RScheduleRun, AResumeAcrossASwitchEndsLikeAnUninterruptedRun) {
-  train("schedule_straight", "--max-steps 6" + kExact + kSchedule);
+  train("schedule_straight", "--max-steps 6" + kAtDefaults + kSchedule);
   // Stopped at step 2 (the first switch), then at 3 (inside the second phase), resumed twice.
-  train("schedule_resumed", "--max-steps 2" + kExact + kSchedule);
-  train("schedule_resumed", "--max-steps 3 --resume" + kExact + kSchedule);
-  std::string output = train("schedule_resumed", "--max-steps 6 --resume" + kExact + kSchedule);
+  train("schedule_resumed", "--max-steps 2" + kAtDefaults + kSchedule);
+  train("schedule_resumed", "--max-steps 3 --resume" + kAtDefaults + kSchedule);
+  std::string output =
+      train("schedule_resumed", "--max-steps 6 --resume" + kAtDefaults + kSchedule);
   EXPECT_NE(output.find("switches r 2 -> 1"), std::string::npos) << output;
   expect_same_parameters("schedule_straight", "schedule_resumed", 1e-6);
 }

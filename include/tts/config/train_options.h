@@ -32,6 +32,10 @@ TTS_CHOICE_NAMES(MelLoss, {MelLoss::kMse, "mse"}, {MelLoss::kL1, "l1"});
 enum class LossNormalization { kRealFrames, kPaddedBatch };
 TTS_CHOICE_NAMES(LossNormalization, {LossNormalization::kRealFrames, "real_frames"},
                  {LossNormalization::kPaddedBatch, "padded_batch"});
+// Whose statistics BatchNorm normalizes with in training (models/global_batch_norm.h).
+enum class BatchNormStatistics { kGlobal, kPerRank };
+TTS_CHOICE_NAMES(BatchNormStatistics, {BatchNormStatistics::kGlobal, "global"},
+                 {BatchNormStatistics::kPerRank, "per_rank"});
 
 // One row of train.r_schedule, written [from_step, r, batch_size]: from optimizer step
 // `from_step` on, the decoder predicts `r` frames a step with `batch_size` utterances per rank.
@@ -89,6 +93,7 @@ struct TrainOptions {
   int val_inference_utterances = 2;
   int max_bad_steps = 10;
   bool freeze_batch_norm = false;
+  BatchNormStatistics batch_norm = BatchNormStatistics::kGlobal;
   std::vector<RScheduleRow> r_schedule;
 
   // The largest r of r_schedule; 0 without a schedule (the model is built for
@@ -149,7 +154,11 @@ struct TrainOptions {
       "validation utterances synthesized free-running at each validation");
     v("max_bad_steps", max_bad_steps, "consecutive NaN/Inf steps that stop the run");
     v("freeze_batch_norm", freeze_batch_norm,
-      "BatchNorm uses its running statistics, frozen, instead of per-rank batch statistics");
+      "BatchNorm uses its running statistics, frozen, instead of batch statistics");
+    v("batch_norm", batch_norm,
+      "BatchNorm's statistics in training: global (over the real, unpadded positions of every "
+      "rank's batch, all-reduced: W ranks x B train exactly as 1 x W*B) or per_rank (PyTorch's "
+      "and NVIDIA's: each rank's own padded batch; breaks that promise)");
     v("r_schedule", r_schedule,
       "gradual training: [[from_step, r, batch_size], ...], first from_step 0; from each step "
       "on, the decoder predicts r frames per step with that per-rank batch (model."

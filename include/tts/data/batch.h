@@ -20,7 +20,9 @@ struct Batch {
   torch::Tensor linear;        // [B, T_mel, n_linear] float32, or undefined
   std::vector<std::string> ids;
   // Host-side counts, so that statistics need no device synchronization.
-  int64_t real_frame_count = 0;  // sum of mel_lengths
+  std::vector<int64_t> text_length_values;  // text_lengths
+  std::vector<int64_t> mel_length_values;   // mel_lengths
+  int64_t real_frame_count = 0;             // sum of mel_lengths
   // Sum over utterances of decoder steps (mel_length / r, rounded up) x text length: the
   // (decoder step, text position) pairs the guided-attention loss averages over.
   int64_t attention_pair_count = 0;

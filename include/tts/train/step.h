@@ -34,6 +34,9 @@ class Updates {
   StepTimes& times() { return totals_->times; }
   // The family adds its named losses of the step here ("loss" first: what the log line shows).
   LossSums& losses() { return totals_->losses; }
+  // The optimizer step being taken, 1-based (what the learning-rate schedule and keyed dropout
+  // are given): the same on every rank and in a resumed run.
+  int64_t step() const;
 
   // Back-propagates `loss` (already scaled: divided by the micro-batch count, weighted by the
   // rank's share of the global batch) into optimizer `slot`'s gradients, through its reducer;

@@ -47,20 +47,22 @@ CBHGImpl::CBHGImpl(const config::ModelOptions& options, int64_t in_dim, int64_t 
   output_ = register_module("output", torch::nn::Linear(2 * units, out_dim));
 }
 
-torch::Tensor CBHGImpl::forward(const torch::Tensor& x, const torch::Tensor& lengths) {
+torch::Tensor CBHGImpl::forward(const torch::Tensor& x, const torch::Tensor& lengths,
+                                const BatchContext& context) {
   int64_t frames = x.size(1);
   torch::Tensor valid = valid_multiplier(lengths, frames, x.options());  // [B, 1, T]
   torch::Tensor input = x.transpose(1, 2) * valid;                       // [B, C, T]
   std::vector<torch::Tensor> bank;
   for (size_t i = 0; i < bank_.size(); ++i) {
     // Even kernels give T + 1 outputs with symmetric padding; keep the first T.
-    bank.push_back(torch::relu(bank_norms_[i](bank_[i](input).narrow(2, 0, frames))));
+    bank.push_back(
+        torch::relu(conv_batch_norm(*bank_[i], *bank_norms_[i], input, valid, context, frames)));
   }
   torch::Tensor y = torch::cat(bank, 1) * valid;
   // Max-pooling of width 2, stride 1, keeping T frames: max of frames t and t + 1.
   y = torch::max_pool1d(F::pad(y, F::PadFuncOptions({0, 1})), 2, 1) * valid;
-  y = torch::relu(projection0_norm_(projection0_(y))) * valid;
-  y = (projection1_norm_(projection1_(y)) + input) * valid;
+  y = torch::relu(conv_batch_norm(*projection0_, *projection0_norm_, y, valid, context)) * valid;
+  y = (conv_batch_norm(*projection1_, *projection1_norm_, y, valid, context) + input) * valid;
   torch::Tensor h = highway_input_(y.transpose(1, 2));  // [B, T, units]
   for (auto& [transform, gate] : highways_) {
     torch::Tensor g = torch::sigmoid(gate(h));

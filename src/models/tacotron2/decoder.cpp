@@ -8,6 +8,7 @@
 
 #include "layer_init.h"
 #include "tts/core/error.h"
+#include "tts/core/frames.h"
 
 namespace tts::tacotron2 {
 
@@ -16,9 +17,12 @@ PrenetImpl::PrenetImpl(int64_t in_dim, int64_t dim, double p_dropout) : p_dropou
   layer1_ = register_module("layer1", make_linear(dim, dim, false, kGainLinear));
 }
 
-torch::Tensor PrenetImpl::forward(const torch::Tensor& x) {
-  torch::Tensor h = maybe_dropout(torch::relu(layer0_(x)), p_dropout_, true);
-  return maybe_dropout(torch::relu(layer1_(h)), p_dropout_, true);
+torch::Tensor PrenetImpl::forward(const torch::Tensor& x, const torch::Tensor& mask0,
+                                  const torch::Tensor& mask1) {
+  auto drop = [&](const torch::Tensor& h, const torch::Tensor& mask) {
+    return mask.defined() ? h * mask : maybe_dropout(h, p_dropout_, true);
+  };
+  return drop(torch::relu(layer1_(drop(torch::relu(layer0_(x)), mask0))), mask1);
 }
 
 DecoderImpl::DecoderImpl(const config::ModelOptions& options, int64_t n_mels, int64_t max_r)
@@ -144,7 +148,7 @@ std::pair<torch::Tensor, torch::Tensor> DecoderImpl::project(
 }
 
 DecoderOutput DecoderImpl::forward(const torch::Tensor& memory, const torch::Tensor& mask,
-                                   const torch::Tensor& mel) {
+                                   const torch::Tensor& mel, const BatchContext& context) {
   int64_t batch = mel.size(0);
   TTS_CHECK(mel.dim() == 3 && mel.size(2) == n_mels_ && mel.size(1) % r_ == 0,
             "decoder: expected mel [B, T_mel, {}] with T_mel a multiple of r = {}, got {}", n_mels_,
@@ -155,15 +159,35 @@ DecoderOutput DecoderImpl::forward(const torch::Tensor& memory, const torch::Ten
       {torch::zeros({1, batch, r_ * n_mels_}, mel.options()),
        mel.reshape({batch, steps, r_ * n_mels_}).transpose(0, 1).narrow(0, 0, steps - 1)},
       0);
+  // Keyed masks (Note [Dropout keyed by utterance]) cover each row's own decoder steps.
+  const bool keyed = context.keyed() && is_training();
+  std::vector<int64_t> row_steps;
+  if (keyed) {
+    for (int64_t frames : context.mel_lengths) row_steps.push_back(decoder_steps(frames, r_));
+  }
+  auto keyed_mask = [&](double p, uint64_t layer, int64_t channels) {
+    return step_major_mask(p, layer, steps, channels, row_steps, context, memory.options());
+  };
+  auto step_masks = [&](double p, uint64_t layer, int64_t channels) {
+    if (!keyed) return dropout_masks(p, {steps, batch, channels}, memory.options());
+    torch::Tensor masks = keyed_mask(p, layer, channels);
+    return masks.defined() ? masks.contiguous().unbind(0) : std::vector<torch::Tensor>(steps);
+  };
+  const double p_prenet = prenet_->p_dropout();
+  torch::Tensor prenet_out =
+      keyed ? prenet_->forward(prenet_input(previous),
+                               keyed_mask(p_prenet, dropout_layer::kPrenet, prenet_dim_),
+                               keyed_mask(p_prenet, dropout_layer::kPrenet + 1, prenet_dim_))
+            : prenet_(prenet_input(previous));
   std::vector<torch::Tensor> input_gates =
-      attention_input_gates(prenet_(prenet_input(previous))).unbind(0);  // steps x [B, 4 H_att]
+      attention_input_gates(prenet_out).unbind(0);  // steps x [B, 4 H_att]
 
   StepContext c = step_context(memory, mask);
   DecoderState s = initial_state(memory);
   std::vector<torch::Tensor> attention_masks =
-      dropout_masks(p_attention_dropout_, {steps, batch, attention_rnn_dim_}, memory.options());
+      step_masks(p_attention_dropout_, dropout_layer::kAttentionRnn, attention_rnn_dim_);
   std::vector<torch::Tensor> decoder_masks =
-      dropout_masks(p_decoder_dropout_, {steps, batch, decoder_rnn_dim_}, memory.options());
+      step_masks(p_decoder_dropout_, dropout_layer::kDecoderRnn, decoder_rnn_dim_);
   std::vector<torch::Tensor> hidden, contexts, weights;
   hidden.reserve(steps);
   contexts.reserve(steps);

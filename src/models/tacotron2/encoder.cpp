@@ -27,14 +27,16 @@ EncoderImpl::EncoderImpl(const config::ModelOptions& options)
           torch::nn::LSTMOptions(channels, channels / 2).batch_first(true).bidirectional(true)));
 }
 
-torch::Tensor EncoderImpl::forward(const torch::Tensor& embedded, const torch::Tensor& lengths) {
+torch::Tensor EncoderImpl::forward(const torch::Tensor& embedded, const torch::Tensor& lengths,
+                                   const BatchContext& context) {
+  const torch::Tensor real = valid_multiplier(lengths, embedded.size(1), embedded.options());
   // NVIDIA's convolutions see the padding symbol's embedding (multiplier 1 everywhere).
-  torch::Tensor valid = zero_padding_
-                            ? valid_multiplier(lengths, embedded.size(1), embedded.options())
-                            : torch::ones({1, 1, 1}, embedded.options());
+  torch::Tensor valid = zero_padding_ ? real : torch::ones({1, 1, 1}, embedded.options());
   torch::Tensor x = embedded.transpose(1, 2) * valid;  // [B, C, T]
   for (size_t i = 0; i < convolutions_.size(); ++i) {
-    x = maybe_dropout(torch::relu(norms_[i](convolutions_[i](x))), p_dropout_, is_training()) *
+    torch::Tensor y = conv_batch_norm(*convolutions_[i], *norms_[i], x, real, context);
+    x = channels_first_dropout(torch::relu(y), p_dropout_, is_training(),
+                               dropout_layer::kEncoder + i, context.text_lengths, context) *
         valid;
   }
   return bidirectional_lstm(lstm_, x.transpose(1, 2), lengths, step_products_);

@@ -71,6 +71,13 @@ class Tacotron2Family final : public train::Family {
     model_ = tacotron2::build_model(config_, n_symbols, context.initial_phase.r);
     model_->to(device_);
     optimizers_.push_back(train::adam_slot("model", model_->parameters(), config_.train));
+    const std::vector<std::string> broken = settings_that_break_the_promises(config_);
+    if (comm_.rank() == 0 && !broken.empty() && !context.run_dir.empty()) {
+      log::get("train")->warn(
+          "under these settings W ranks x B do not train exactly as 1 rank x W*B (docs/"
+          "training.md, \"The same result whatever the rank count or a restart\"):\n  {}",
+          fmt::join(broken, "\n  "));
+    }
     if (store_) {
       validator_ = std::make_unique<Validator>(config_, device_, comm_, context.run_dir);
       if (comm_.rank() == 0 && store_->val().empty()) {
@@ -115,8 +122,12 @@ class Tacotron2Family final : public train::Family {
     for (size_t i = 0; i < n; ++i) {
       const data::Batch& batch = static_cast<TacotronBatch&>(*micro_batches[i]).batch;
       Stopwatch clock;
+      const models::KeyedDropout dropout(static_cast<uint64_t>(config_.train.seed), updates.step(),
+                                         batch.ids);
       tacotron2::TacotronOutput output;
-      tacotron2::LossParts parts = forward_loss(*model_, batch, config_.train, &output);
+      tacotron2::LossParts parts =
+          forward_loss(*model_, batch, config_.train, &output,
+                       training_context(batch, dropout, config_.train, comm_));
       torch::Tensor loss =
           training_loss(parts, batch, comm_.size(), config_.train) / static_cast<double>(n);
       updates.times().forward += clock.seconds();
@@ -188,6 +199,8 @@ data::Batch synthetic_batch(const config::Config& config, int64_t batch, int64_t
   out.stop.select(1, frames - 1).fill_(1);
   if (config.model.predict_linear) out.linear = torch::randn({batch, frames, n_linear}, floats);
   for (int64_t i = 0; i < batch; ++i) out.ids.push_back(fmt::format("synthetic_{}", i));
+  out.text_length_values.assign(static_cast<size_t>(batch), text_len);
+  out.mel_length_values.assign(static_cast<size_t>(batch), frames);
   out.real_frame_count = batch * frames;
   return out;
 }

@@ -8,12 +8,56 @@ namespace tts::tacotron2 {
 
 tacotron2::LossParts forward_loss(tacotron2::Tacotron2Impl& model, const data::Batch& batch,
                                   const config::TrainOptions& train,
-                                  tacotron2::TacotronOutput* output) {
+                                  tacotron2::TacotronOutput* output, const BatchContext& context) {
   *output = tacotron2::forward_in_precision(model, batch.text, batch.text_lengths, batch.mel,
-                                            batch.mel_lengths, train.precision);
+                                            batch.mel_lengths, train.precision, context);
   tacotron2::Targets targets{batch.mel, batch.mel_lengths, batch.stop, batch.linear};
   return tacotron2::compute_loss(*output, targets, batch.text_lengths,
                                  tacotron2::loss_options(train));
+}
+
+BatchContext training_context(const data::Batch& batch, const models::KeyedDropout& dropout,
+                              const config::TrainOptions& train, dist::Communicator& comm) {
+  TTS_CHECK(dropout.rows() == batch.size() &&
+                static_cast<int64_t>(batch.text_length_values.size()) == batch.size() &&
+                static_cast<int64_t>(batch.mel_length_values.size()) == batch.size(),
+            "train: a batch of {} utterances without its lengths on the host, or with the streams "
+            "of {} (not made by data::collate)",
+            batch.size(), dropout.rows());
+  BatchContext context;
+  context.dropout = &dropout;
+  context.text_lengths = batch.text_length_values;
+  context.mel_lengths = batch.mel_length_values;
+  if (train.batch_norm == config::BatchNormStatistics::kGlobal) context.batch_norm = &comm;
+  return context;
+}
+
+std::vector<std::string> settings_that_break_the_promises(const config::Config& config) {
+  const config::TrainOptions& train = config.train;
+  std::vector<std::string> broken;
+  if (train.loss_normalization == config::LossNormalization::kPaddedBatch) {
+    broken.push_back(
+        "train.loss_normalization=padded_batch: each rank's losses are means over its own padded "
+        "batch, so an utterance's weight depends on the rank and the batch it lands in");
+  }
+  if (train.batch_norm == config::BatchNormStatistics::kPerRank && !train.freeze_batch_norm) {
+    broken.push_back(
+        "train.batch_norm=per_rank: BatchNorm normalizes by each rank's own padded batch");
+  }
+  if (!config.model.zero_padding_in_convolutions) {
+    broken.push_back(
+        "model.zero_padding_in_convolutions=false: the convolutions see each batch's padding");
+  }
+  if (train.step_products == config::StepProducts::kFastest) {
+    broken.push_back(
+        "train.step_products=fastest: each process times its own product path, so ranks and "
+        "a resumed process may round differently");
+  }
+  if (train.precision == config::Precision::kBf16) {
+    broken.push_back(
+        "train.precision=bf16: the ranks' sums round in bf16, far above fp32's rounding");
+  }
+  return broken;
 }
 
 LossWeights global_batch_weights(const data::Batch& batch, int world_size,

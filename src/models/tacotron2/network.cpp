@@ -66,12 +66,14 @@ Tacotron2Impl::Tacotron2Impl(const config::ModelOptions& options, int64_t n_symb
   }
 }
 
-torch::Tensor Tacotron2Impl::encode(const torch::Tensor& text, const torch::Tensor& text_lengths) {
+torch::Tensor Tacotron2Impl::encode(const torch::Tensor& text, const torch::Tensor& text_lengths,
+                                    const BatchContext& context) {
   check_text(text, text_lengths);
-  return encoder_(embedding_(text), text_lengths);
+  return encoder_->forward(embedding_(text), text_lengths, context);
 }
 
-TacotronOutput Tacotron2Impl::finish(DecoderOutput decoded, const torch::Tensor& mel_lengths) {
+TacotronOutput Tacotron2Impl::finish(DecoderOutput decoded, const torch::Tensor& mel_lengths,
+                                     const BatchContext& context) {
   torch::Tensor valid = padding_mask(mel_lengths, decoded.mel.size(1))
                             .logical_not()
                             .unsqueeze(2)
@@ -80,13 +82,13 @@ TacotronOutput Tacotron2Impl::finish(DecoderOutput decoded, const torch::Tensor&
   out.mel = decoded.mel * valid;
   // NVIDIA's postnet sees the decoder's frames past the lengths too; both outputs are then masked.
   if (zero_padding_in_convolutions_) {
-    out.mel_postnet = out.mel + postnet_(out.mel, mel_lengths);
+    out.mel_postnet = out.mel + postnet_->forward(out.mel, mel_lengths, context);
   } else {
-    out.mel_postnet = (decoded.mel + postnet_(decoded.mel, mel_lengths)) * valid;
+    out.mel_postnet = (decoded.mel + postnet_->forward(decoded.mel, mel_lengths, context)) * valid;
   }
   out.gate = decoded.gate;
   out.alignments = decoded.alignments;
-  if (linear_head_) out.linear = linear_head_(out.mel_postnet, mel_lengths);
+  if (linear_head_) out.linear = linear_head_->forward(out.mel_postnet, mel_lengths, context);
   out.mel_lengths = mel_lengths;
   out.r = decoder_->r();
   return out;
@@ -102,7 +104,8 @@ void Tacotron2Impl::set_step_products(config::StepProducts path) {
 int64_t Tacotron2Impl::reduction_factor() const { return decoder_->r(); }
 
 TacotronOutput Tacotron2Impl::forward(const torch::Tensor& text, const torch::Tensor& text_lengths,
-                                      const torch::Tensor& mel, const torch::Tensor& mel_lengths) {
+                                      const torch::Tensor& mel, const torch::Tensor& mel_lengths,
+                                      const BatchContext& context) {
   const int64_t r = decoder_->r();
   TTS_CHECK(mel.dim() == 3 && mel.size(0) == text.size(0) && mel.size(2) == n_mels_ &&
                 mel.size(1) % r == 0 && mel.size(1) > 0,
@@ -113,16 +116,17 @@ TacotronOutput Tacotron2Impl::forward(const torch::Tensor& text, const torch::Te
                 mel_lengths.max().item<int64_t>() <= mel.size(1),
             "Tacotron2: expected mel_lengths [{}] <= {}, got {}", mel.size(0), mel.size(1),
             c10::str(mel_lengths.sizes()));
-  torch::Tensor memory = encode(text, text_lengths);
+  torch::Tensor memory = encode(text, text_lengths, context);
   torch::Tensor mask = padding_mask(text_lengths, text.size(1)).to(memory.device());
-  return finish(decoder_(memory, mask, mel), mel_lengths.to(torch::kInt64));
+  return finish(decoder_->forward(memory, mask, mel, context), mel_lengths.to(torch::kInt64),
+                context);
 }
 
 TacotronOutput Tacotron2Impl::infer(const torch::Tensor& text, const torch::Tensor& text_lengths) {
   torch::Tensor memory = encode(text, text_lengths);
   torch::Tensor mask = padding_mask(text_lengths, text.size(1)).to(memory.device());
   auto [decoded, lengths] = decoder_->infer(memory, mask);
-  return finish(std::move(decoded), lengths);
+  return finish(std::move(decoded), lengths, {});
 }
 
 torch::Tensor decoder_steps(const torch::Tensor& frames, int64_t r) {

@@ -27,7 +27,8 @@ PostnetImpl::PostnetImpl(const config::ModelOptions& options, int64_t n_mels)
   }
 }
 
-torch::Tensor PostnetImpl::forward(const torch::Tensor& mel, const torch::Tensor& lengths) {
+torch::Tensor PostnetImpl::forward(const torch::Tensor& mel, const torch::Tensor& lengths,
+                                   const BatchContext& context) {
   torch::Tensor valid = valid_multiplier(lengths, mel.size(1), mel.options());
   torch::Tensor x = mel.transpose(1, 2);
   for (size_t i = 0; i < convolutions_.size(); ++i) {
@@ -38,12 +39,14 @@ torch::Tensor PostnetImpl::forward(const torch::Tensor& mel, const torch::Tensor
       torch::Tensor masked = x * valid;
       torch::Tensor padded_part =
           torch::conv1d(x - masked, weight.detach(), {}, 1, weight.size(2) / 2);
-      x = norms_[0](convolutions_[0](masked) + padded_part);
+      x = batch_norm(*norms_[0], convolutions_[0](masked) + padded_part, valid, context);
     } else {
-      x = norms_[i](convolutions_[i](zero_padding_ ? x * valid : x));
+      x = conv_batch_norm(*convolutions_[i], *norms_[i], zero_padding_ ? x * valid : x, valid,
+                          context);
     }
     if (i + 1 < convolutions_.size()) x = torch::tanh(x);
-    x = maybe_dropout(x, p_dropout_, is_training());
+    x = channels_first_dropout(x, p_dropout_, is_training(), dropout_layer::kPostnet + i,
+                               context.mel_lengths, context);
   }
   return (x * valid).transpose(1, 2);
 }

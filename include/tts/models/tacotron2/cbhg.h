@@ -15,6 +15,7 @@
 
 #include "tts/config/train_options.h"
 #include "tts/models/kinds.h"
+#include "tts/models/tacotron2/batch_context.h"
 #include "tts/models/tacotron2/recurrent.h"
 
 namespace tts::tacotron2 {
@@ -27,7 +28,9 @@ class CBHGImpl : public torch::nn::Module {
  public:
   CBHGImpl(const config::ModelOptions& options, int64_t in_dim, int64_t out_dim);
   // x [B, T, in_dim], lengths [B] -> [B, T, out_dim], zero at padded frames.
-  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& lengths);
+  // `context`: global BatchNorm in training.
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& lengths,
+                        const BatchContext& context = {});
 
  private:
   std::vector<torch::nn::Conv1d> bank_;

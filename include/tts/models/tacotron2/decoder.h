@@ -16,6 +16,7 @@
 #include "tts/config/train_options.h"
 #include "tts/models/kinds.h"
 #include "tts/models/tacotron2/attention.h"
+#include "tts/models/tacotron2/batch_context.h"
 #include "tts/models/tacotron2/recurrent.h"
 
 namespace tts::tacotron2 {
@@ -25,8 +26,11 @@ namespace tts::tacotron2 {
 class PrenetImpl : public torch::nn::Module {
  public:
   PrenetImpl(int64_t in_dim, int64_t dim, double p_dropout);
-  // [..., in_dim] -> [..., dim]
-  torch::Tensor forward(const torch::Tensor& x);
+  // [..., in_dim] -> [..., dim]; with masks (each [..., dim], defined or not), those instead of
+  // libtorch's dropout after each layer.
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask0 = {},
+                        const torch::Tensor& mask1 = {});
+  double p_dropout() const { return p_dropout_; }
 
  private:
   torch::nn::Linear layer0_{nullptr}, layer1_{nullptr};
@@ -63,9 +67,9 @@ class DecoderImpl : public torch::nn::Module {
   int64_t r() const { return r_; }
   void set_step_products(StepProductPath path) { step_products_ = path; }
   // Teacher forcing. memory [B, T_text, E]; mask [B, T_text] (true = padded text);
-  // mel [B, T_mel, n_mels] with T_mel a multiple of r.
+  // mel [B, T_mel, n_mels] with T_mel a multiple of r. `context`: keyed dropout in training.
   DecoderOutput forward(const torch::Tensor& memory, const torch::Tensor& mask,
-                        const torch::Tensor& mel);
+                        const torch::Tensor& mel, const BatchContext& context = {});
   // Greedy decoding with the prenet fed back. Stops an item when one of its step's r stop
   // probabilities exceeds gate_threshold, the batch when all items stopped or after
   // max_decoder_steps. Returns the output and the frames generated per item (int64 [B]).

@@ -14,6 +14,7 @@
 
 #include "tts/config/train_options.h"
 #include "tts/models/kinds.h"
+#include "tts/models/tacotron2/batch_context.h"
 #include "tts/models/tacotron2/recurrent.h"
 
 namespace tts::tacotron2 {
@@ -28,8 +29,9 @@ class EncoderImpl : public torch::nn::Module {
  public:
   explicit EncoderImpl(const config::ModelOptions& options);
   // embedded [B, T_text, symbols_embedding_dim], lengths [B] -> [B, T_text, encoder_embedding_dim],
-  // zero at padded positions.
-  torch::Tensor forward(const torch::Tensor& embedded, const torch::Tensor& lengths);
+  // zero at padded positions. `context`: keyed dropout and global BatchNorm in training.
+  torch::Tensor forward(const torch::Tensor& embedded, const torch::Tensor& lengths,
+                        const BatchContext& context = {});
   void set_step_products(StepProductPath path) { step_products_ = path; }
 
  private:

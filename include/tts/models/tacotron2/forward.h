@@ -17,17 +17,33 @@
 
 #include "tts/config/train_options.h"
 #include "tts/data/batch.h"
+#include "tts/models/keyed_dropout.h"
+#include "tts/models/tacotron2/batch_context.h"
 #include "tts/models/tacotron2/loss.h"
 #include "tts/models/tacotron2/network.h"
 #include "tts/train/reporting.h"
 
 namespace tts::tacotron2 {
 
-// Runs `model` on `batch` in train.precision (model/precision.h), puts its outputs in `*output`
-// and returns the loss parts against the batch's targets (model/loss.h).
+// Runs `model` on `batch` in train.precision (precision.h), puts its outputs in `*output`
+// and returns the loss parts against the batch's targets (loss.h). `context`: a training
+// step's (training_context()); validation runs with the default.
 tacotron2::LossParts forward_loss(tacotron2::Tacotron2Impl& model, const data::Batch& batch,
                                   const config::TrainOptions& train,
-                                  tacotron2::TacotronOutput* output);
+                                  tacotron2::TacotronOutput* output,
+                                  const BatchContext& context = {});
+
+// The context of a training step's forward of `batch` (Note [Dropout keyed by utterance], Note
+// [BatchNorm over the global batch]): `dropout` holds the batch's streams (KeyedDropout of the
+// seed, the step and batch.ids; the caller keeps it alive); `comm` sums BatchNorm's statistics
+// when train.batch_norm is global.
+BatchContext training_context(const data::Batch& batch, const models::KeyedDropout& dropout,
+                              const config::TrainOptions& train, dist::Communicator& comm);
+
+// The settings of `config` under which a Tacotron-2 run does not keep the promises (W ranks x B
+// train as 1 x W*B; a resumed run ends as an uninterrupted one), each as "key=value: why"; empty
+// at every shipped config's defaults. `train` logs them once at start.
+std::vector<std::string> settings_that_break_the_promises(const config::Config& config);
 
 // What this rank's frame losses and guided-attention loss are scaled by before backward (Note
 // [Exact global batch]). All 1 on one rank. Throws tts::Error for a batch of several ranks that

@@ -55,9 +55,11 @@ class Tacotron2Impl : public torch::nn::Module {
   // Teacher forcing. text [B, T_text] int64 padded with 0; text_lengths [B] int64;
   // mel [B, T_mel, n_mels] with T_mel a multiple of r; mel_lengths [B] int64. Outputs at frames
   // >= mel_lengths are zero (mel, mel_postnet, linear). Dropout follows train()/eval() except the
-  // prenet's, which is always on.
+  // prenet's, which is always on. `context` (training): keyed dropout masks and BatchNorm over
+  // the global batch (batch_context.h); the default: libtorch's dropout, PyTorch's BatchNorm.
   TacotronOutput forward(const torch::Tensor& text, const torch::Tensor& text_lengths,
-                         const torch::Tensor& mel, const torch::Tensor& mel_lengths);
+                         const torch::Tensor& mel, const torch::Tensor& mel_lengths,
+                         const BatchContext& context = {});
 
   // Greedy, batched inference. Each item stops at its first frame whose stop probability passes
   // gate_threshold (or after max_decoder_steps); mel_lengths says how many frames it has, and
@@ -69,8 +71,10 @@ class Tacotron2Impl : public torch::nn::Module {
   int64_t n_linear() const { return n_linear_; }
 
  private:
-  TacotronOutput finish(DecoderOutput decoded, const torch::Tensor& mel_lengths);
-  torch::Tensor encode(const torch::Tensor& text, const torch::Tensor& text_lengths);
+  TacotronOutput finish(DecoderOutput decoded, const torch::Tensor& mel_lengths,
+                        const BatchContext& context);
+  torch::Tensor encode(const torch::Tensor& text, const torch::Tensor& text_lengths,
+                       const BatchContext& context = {});
 
   bool zero_padding_in_convolutions_;
   int64_t n_symbols_, n_mels_, n_linear_;

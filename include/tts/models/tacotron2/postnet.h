@@ -14,6 +14,7 @@
 
 #include "tts/config/train_options.h"
 #include "tts/models/kinds.h"
+#include "tts/models/tacotron2/batch_context.h"
 #include "tts/models/tacotron2/recurrent.h"
 
 namespace tts::tacotron2 {
@@ -31,7 +32,9 @@ class PostnetImpl : public torch::nn::Module {
  public:
   PostnetImpl(const config::ModelOptions& options, int64_t n_mels);
   // mel [B, T, n_mels], lengths [B] -> residual [B, T, n_mels], zero at padded frames.
-  torch::Tensor forward(const torch::Tensor& mel, const torch::Tensor& lengths);
+  // `context`: keyed dropout and global BatchNorm in training.
+  torch::Tensor forward(const torch::Tensor& mel, const torch::Tensor& lengths,
+                        const BatchContext& context = {});
 
  private:
   std::vector<torch::nn::Conv1d> convolutions_;
