@@ -1,7 +1,8 @@
 // tts-train gta: ground-truth-aligned (teacher-forced) mels of a feature store, for fine-tuning a
 // vocoder on what the acoustic model produces (the checkpoint's family computes them: its acoustic
-// role, models/roles.h). --nproc-per-node N splits the
-// utterances over N worker processes (no communication: each writes its own files).
+// role, models/roles.h). OUT is a feature store of the predicted mels and their waveforms; a
+// rerun keeps what the same checkpoint made and recomputes what another made. --nproc-per-node N
+// splits the utterances over N worker processes (no communication: each writes its own files).
 #include <torch/torch.h>
 
 #include "tts/cli/command.h"
@@ -16,6 +17,7 @@ namespace {
 
 struct GtaArgs {
   models::GtaRequest request;
+  std::string prenet_dropout = "keyed";
   int nproc_per_node = 1;
 };
 
@@ -27,12 +29,20 @@ Runner setup_gta(CLI::App& app) {
       ->required();
   app.add_option("--data", args->request.data_dir, "feature store written by tts-train preprocess")
       ->required();
-  app.add_option("--out", args->request.out_dir, "output directory: ID.npy, filelist.txt")
+  app.add_option("--out", args->request.out_dir,
+                 "output folder: a feature store a vocoder fine-tunes on (mels/, waveforms/, "
+                 "features.yaml), ID.npy [n_mels, frames] for other frameworks, gta.yaml (what "
+                 "made them) and, with --wavs, filelist.txt")
       ->required();
   app.add_option("--wavs", args->request.wavs_dir,
-                 "the LJSpeech-format corpus the store was made from (filelist.txt pairs "
-                 "CORPUS/wavs/ID.wav with each mel)")
-      ->required();
+                 "the LJSpeech-format corpus the store was made from: needed when the store keeps "
+                 "no waveforms (gta reads each utterance's audio there, as preprocess did); "
+                 "filelist.txt then pairs CORPUS/wavs/ID.wav with each mel");
+  app.add_option("--prenet-dropout", args->prenet_dropout,
+                 "keyed (default: the prenet's dropout stays on, as in training and NVIDIA's "
+                 "gta, each utterance's masks drawn from its own stream of the checkpoint's seed "
+                 "and step: a rerun and any worker count give the same mels) or off")
+      ->check(CLI::IsMember({"keyed", "off"}));
   app.add_option("--nproc-per-node", args->nproc_per_node,
                  "worker processes on this machine (one per GPU)");
   return [args]() {
@@ -44,6 +54,7 @@ Runner setup_gta(CLI::App& app) {
     }
     apply_log_level(nullptr, rank.rank, rank.world_size);
     models::GtaRequest request = args->request;
+    request.inference_dropout = args->prenet_dropout == "keyed";
     request.rank = rank.rank;
     request.world_size = rank.world_size;
     request.local_rank = rank.local_rank;

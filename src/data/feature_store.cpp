@@ -198,9 +198,10 @@ std::vector<std::string> settings_mismatches(const config::Config& store,
   if (needs.waveforms && !s.waveforms) {
     m.add(fmt::format(
         "features in {} keep no waveforms (audio.waveforms=false) but model.kind={} trains on "
-        "them: re-run tts-train preprocess with audio.waveforms: true (or tts-train gta from "
-        "such a store)",
-        store_dir, config.model.kind));
+        "them: re-run tts-train preprocess with --set audio.waveforms=true, or make a store of "
+        "an acoustic model's mels with tts-train gta --checkpoint RUN --data {} --out GTA "
+        "--wavs CORPUS (docs/vocoders.md)",
+        store_dir, config.model.kind, store_dir));
   }
   if (!needs.text) return m.take();
   m.compare("text.frontend", store.text.frontend, config.text.frontend);

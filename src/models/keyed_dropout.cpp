@@ -5,28 +5,10 @@
 #include <torch/torch.h>
 
 #include "tts/core/error.h"
+#include "tts/core/hash.h"
 
 namespace tts::models {
 namespace {
-
-// SplitMix64's finalizer: a bijection of 64-bit words whose outputs for neighbouring inputs are
-// unrelated.
-uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-// FNV-1a of the id's bytes: stable across builds, platforms and processes (std::hash is not).
-uint64_t hash_id(const std::string& id) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : id) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
 
 // The device's default generator, re-seeded per row while the masks are drawn and put back as it
 // was after: the process's own stream (validation's prenet, a resumed run) is not touched.
@@ -52,12 +34,15 @@ class BorrowedGenerator {
 
 KeyedDropout::KeyedDropout(uint64_t seed, int64_t step, const std::vector<std::string>& ids) {
   keys_.reserve(ids.size());
-  const uint64_t step_key = mix(mix(seed) ^ static_cast<uint64_t>(step));
-  for (const std::string& id : ids) keys_.push_back(mix(step_key ^ hash_id(id)));
+  // Stable across builds, platforms and processes (std::hash is not).
+  const uint64_t step_key = mix64(mix64(seed) ^ static_cast<uint64_t>(step));
+  for (const std::string& id : ids) {
+    keys_.push_back(hash_id(id, static_cast<int64_t>(step_key)));
+  }
 }
 
 uint64_t KeyedDropout::seed_of(int64_t row, uint64_t layer) const {
-  return mix(keys_.at(static_cast<size_t>(row)) ^ mix(layer));
+  return mix64(keys_.at(static_cast<size_t>(row)) ^ mix64(layer));
 }
 
 torch::Tensor KeyedDropout::mask(uint64_t layer, double p, int64_t T, int64_t C,

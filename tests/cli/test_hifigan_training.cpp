@@ -160,7 +160,11 @@ TEST_F(HifiganTraining, AConfigOrStoreWithoutWaveformsOrWithOtherMelsIsRefusedWi
                               true);
   EXPECT_NE(refused.exit_code, 0);
   EXPECT_NE(refused.output.find("keep no waveforms"), std::string::npos) << refused.output;
-  EXPECT_NE(refused.output.find("audio.waveforms: true"), std::string::npos) << refused.output;
+  EXPECT_NE(refused.output.find("--set audio.waveforms=true"), std::string::npos) << refused.output;
+  EXPECT_NE(refused.output.find("tts-train gta --checkpoint RUN --data " + root_ +
+                                "/tacotron_feats --out GTA --wavs CORPUS"),
+            std::string::npos)
+      << refused.output;
   // A vocoder config whose mels differ from the store's: the mismatched key is named.
   const std::string other = train("other_mels", "--max-steps 1 --set audio.fmax=11025", 2);
   EXPECT_NE(other.find("audio.fmax=8000"), std::string::npos) << other;

@@ -172,8 +172,9 @@ TEST(GtaCommand, WritesNvidiasPostnetMelsResumably) {
   std::string dir = tts::test::fresh_dir("gta");
   std::string store = fx::store(dir + "/feats", 1);
   std::string imported = import_fixture(dir);
-  std::string gta =
-      "gta --checkpoint " + imported + " --data " + store + " --out " + dir + "/gta --wavs /corpus";
+  // The fixture's store keeps no waveforms and has no corpus: the mels alone (gta's test on a
+  // corpus, tests/cli/test_gta_command.cpp, checks the store and filelist.txt).
+  std::string gta = "gta --checkpoint " + imported + " --data " + store + " --out " + dir + "/gta";
   tts::test::CliResult result = run_cli(gta, true);
   ASSERT_EQ(result.exit_code, 0) << result.output;
   torch::Tensor expected = fx::array("expected_mel_postnet");
@@ -186,12 +187,8 @@ TEST(GtaCommand, WritesNvidiasPostnetMelsResumably) {
     torch::Tensor ours = torch::tensor(mel.data).reshape({80, frames});
     EXPECT_LE(fx::relative_error(ours, expected[k].narrow(1, 0, frames)), 1e-5) << k;
   }
-  std::ifstream filelist(dir + "/gta/filelist.txt");
-  std::string line;
-  std::vector<std::string> lines;
-  while (std::getline(filelist, line)) lines.push_back(line);
-  ASSERT_EQ(lines.size(), 3u);
-  EXPECT_EQ(lines[0], "/corpus/wavs/nv0.wav|" + dir + "/gta/nv0.npy");
+  EXPECT_FALSE(fs::exists(dir + "/gta/features.yaml")) << "no waveforms: not a store";
+  EXPECT_NE(result.output.find("holds the mels alone"), std::string::npos) << result.output;
 
   // Resumable: a second run keeps the complete files and redoes a truncated one.
   fs::resize_file(dir + "/gta/nv1.npy", 100);
@@ -205,22 +202,21 @@ TEST(GtaCommand, WritesNvidiasPostnetMelsResumably) {
   // Two worker processes share the utterances (each batches its own, so NVIDIA's padding
   // effects differ from the one-batch run; the shapes and the filelist do not).
   result = run_cli("gta --checkpoint " + imported + " --data " + store + " --out " + dir +
-                       "/gta2 --wavs /corpus --nproc-per-node 2",
+                       "/gta2 --nproc-per-node 2",
                    true);
   ASSERT_EQ(result.exit_code, 0) << result.output;
   for (int k = 0; k < 3; ++k) {
     EXPECT_EQ(tts::formats::read_npy(dir + "/gta2/nv" + std::to_string(k) + ".npy").shape,
               (std::vector<int64_t>{80, lengths[k].item<int64_t>()}));
   }
-  EXPECT_TRUE(fs::exists(dir + "/gta2/filelist.txt"));
+  EXPECT_TRUE(fs::exists(dir + "/gta2/gta.yaml"));
 
   // A store mel that is not the [frames, n_mels] its tables promise is refused before the model
   // reads it, naming the file and the utterance.
   const std::string mel = store + "/mels/nv2.npy";
   ASSERT_TRUE(fs::exists(mel));
   tts::formats::write_npy(mel, std::vector<float>(624, 0.f).data(), {624});
-  result = run_cli("gta --checkpoint " + imported + " --data " + store + " --out " + dir +
-                       "/gta3 --wavs /corpus",
+  result = run_cli("gta --checkpoint " + imported + " --data " + store + " --out " + dir + "/gta3",
                    true);
   EXPECT_EQ(result.exit_code, 1) << result.output;
   EXPECT_NE(result.output.find(mel + " (utterance nv2): 1-D array of shape [624], expected 2-D"),

@@ -83,8 +83,13 @@ struct GtaRequest {
   std::string data_dir;    // the feature store (its config must fit the checkpoint's)
   std::string out_dir;     // DIR/ID.npy [n_mels, frames] float32, DIR/filelist.txt and, when
                            // the store keeps waveforms, a feature store (the family's gta says)
-  std::string wavs_dir;    // the LJSpeech corpus the store was made from (its wavs/ID.wav)
-  int rank = 0;            // this process handles the utterances i with i % world_size == rank
+  std::string wavs_dir;    // the LJSpeech corpus the store was made from (its wavs/ID.wav), or
+                           // empty: then the store must keep waveforms and no filelist is made
+  // The dropout the model keeps on in inference (Tacotron-2's prenet): true: each utterance's
+  // masks from its own stream (the checkpoint's seed and step, its id), so that a rerun and any
+  // worker count give the same mels; false: none.
+  bool inference_dropout = true;
+  int rank = 0;  // this process handles the utterances i with i % world_size == rank
   int world_size = 1;
   int local_rank = 0;  // selects the GPU as a training rank's (dist::rank_device)
   int local_world_size = 1;

@@ -18,9 +18,9 @@ PrenetImpl::PrenetImpl(int64_t in_dim, int64_t dim, double p_dropout) : p_dropou
 }
 
 torch::Tensor PrenetImpl::forward(const torch::Tensor& x, const torch::Tensor& mask0,
-                                  const torch::Tensor& mask1) {
+                                  const torch::Tensor& mask1, bool dropout) {
   auto drop = [&](const torch::Tensor& h, const torch::Tensor& mask) {
-    return mask.defined() ? h * mask : maybe_dropout(h, p_dropout_, true);
+    return mask.defined() ? h * mask : maybe_dropout(h, p_dropout_, dropout);
   };
   return drop(torch::relu(layer1_(drop(torch::relu(layer0_(x)), mask0))), mask1);
 }
@@ -160,7 +160,7 @@ DecoderOutput DecoderImpl::forward(const torch::Tensor& memory, const torch::Ten
        mel.reshape({batch, steps, r_ * n_mels_}).transpose(0, 1).narrow(0, 0, steps - 1)},
       0);
   // Keyed masks (Note [Dropout keyed by utterance]) cover each row's own decoder steps.
-  const bool keyed = context.keyed() && is_training();
+  const bool keyed = context.keyed();
   std::vector<int64_t> row_steps;
   if (keyed) {
     for (int64_t frames : context.mel_lengths) row_steps.push_back(decoder_steps(frames, r_));
@@ -169,16 +169,18 @@ DecoderOutput DecoderImpl::forward(const torch::Tensor& memory, const torch::Ten
     return step_major_mask(p, layer, steps, channels, row_steps, context, memory.options());
   };
   auto step_masks = [&](double p, uint64_t layer, int64_t channels) {
-    if (!keyed) return dropout_masks(p, {steps, batch, channels}, memory.options());
+    if (!keyed || !is_training())
+      return dropout_masks(p, {steps, batch, channels}, memory.options());
     torch::Tensor masks = keyed_mask(p, layer, channels);
     return masks.defined() ? masks.contiguous().unbind(0) : std::vector<torch::Tensor>(steps);
   };
-  const double p_prenet = prenet_->p_dropout();
+  const double p_prenet = context.prenet_dropout ? prenet_->p_dropout() : 0.0;
   torch::Tensor prenet_out =
       keyed ? prenet_->forward(prenet_input(previous),
                                keyed_mask(p_prenet, dropout_layer::kPrenet, prenet_dim_),
-                               keyed_mask(p_prenet, dropout_layer::kPrenet + 1, prenet_dim_))
-            : prenet_(prenet_input(previous));
+                               keyed_mask(p_prenet, dropout_layer::kPrenet + 1, prenet_dim_),
+                               context.prenet_dropout)
+            : prenet_->forward(prenet_input(previous), {}, {}, context.prenet_dropout);
   std::vector<torch::Tensor> input_gates =
       attention_input_gates(prenet_out).unbind(0);  // steps x [B, 4 H_att]
 

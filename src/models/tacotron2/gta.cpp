@@ -3,11 +3,18 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
+#include "tts/audio/audio_io.h"
+#include "tts/audio/audio_processor.h"
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
+#include "tts/core/hash.h"
+#include "tts/core/json.h"
 #include "tts/core/logging.h"
+#include "tts/core/printable.h"
 #include "tts/data/batch.h"
 #include "tts/data/feature_store.h"
 #include "tts/data/ljspeech.h"
@@ -15,6 +22,8 @@
 #include "tts/dist/communicator.h"
 #include "tts/dist/rank_info.h"
 #include "tts/formats/npy.h"
+#include "tts/models/keyed_dropout.h"
+#include "tts/models/tacotron2/batch_context.h"
 #include "tts/models/tacotron2/network.h"
 #include "tts/models/tacotron2/trained_model.h"
 #include "tts/text/text_processor.h"
@@ -66,6 +75,128 @@ void write_store_tables(const std::string& out, const data::FeatureStore& source
   writer.write_features_yaml(settings, counts);
 }
 
+// Note [GTA provenance]: OUT/gta.yaml says what made the mels in OUT: the checkpoint's step, a
+// digest of its weights, its config's fingerprint and the dropout mode. A rerun with the same
+// keeps every complete file (resumable); a rerun with anything else (a later checkpoint, another
+// mode) or over files of unknown origin removes ours first and computes everything. Rank 0
+// decides and writes gta.yaml before any mel is written; the other workers (no communicator)
+// wait for gta.yaml to name this run's provenance, so none of them reuses a stale file.
+constexpr const char* kProvenanceFile = "gta.yaml";
+constexpr int64_t kMaxProvenanceBytes = 64 * 1024;
+
+uint64_t weights_digest(const torch::nn::Module& model) {
+  uint64_t digest = 0;
+  for (const auto& item : model.named_parameters()) {
+    torch::Tensor t = item.value().detach().to(torch::kCPU).contiguous();
+    const std::string bytes(static_cast<const char*>(t.data_ptr()), t.nbytes());
+    digest =
+        hash_id(bytes, static_cast<int64_t>(hash_id(item.key(), static_cast<int64_t>(digest))));
+  }
+  return digest;
+}
+
+// The lines of gta.yaml that identify the mels (the first ones) and what it says for people.
+std::string provenance(const TrainedModel& trained, const models::GtaRequest& request) {
+  return fmt::format(
+      "# written by tts-train gta: what made the mels in this folder (a rerun with another\n"
+      "# checkpoint or mode recomputes them all)\n"
+      "step: {}\nweights: {:016x}\nconfig: {}\nprenet_dropout: {}\ncheckpoint: {}\n",
+      trained.step, weights_digest(*trained.model), config::fingerprint(trained.config),
+      request.inference_dropout ? "keyed" : "off", json_string(trained.source));
+}
+
+bool same_provenance(const std::string& a, const std::string& b) {
+  auto identity = [](const std::string& text) { return text.substr(0, text.find("checkpoint:")); };
+  return identity(a) == identity(b);
+}
+
+std::optional<std::string> read_provenance(const std::string& out) {
+  const fs::path path = fs::path(out) / kProvenanceFile;
+  std::error_code error;
+  if (!fs::is_regular_file(fs::symlink_status(path, error))) return std::nullopt;
+  if (fs::file_size(path, error) > static_cast<uintmax_t>(kMaxProvenanceBytes)) return "";
+  return read_file(path.string());
+}
+
+// Our files of `ids` in OUT (regular files with our names only), and the store's tables.
+void remove_outputs(const std::string& out, const std::vector<data::Utterance>& all) {
+  std::vector<fs::path> ours{fs::path(out) / "features.yaml", fs::path(out) / "filelist.txt"};
+  for (const data::Utterance& u : all) {
+    ours.push_back(fs::path(out) / (u.id + ".npy"));
+    ours.push_back(fs::path(out) / data::StoreWriter::mel_path(u.id));
+    ours.push_back(fs::path(out) / data::StoreWriter::waveform_path(u.id));
+  }
+  std::error_code error;
+  for (const fs::path& path : ours) {
+    if (fs::is_regular_file(fs::symlink_status(path, error))) fs::remove(path, error);
+  }
+}
+
+void settle_provenance(const std::string& out, const std::string& ours,
+                       const std::vector<data::Utterance>& all, const models::GtaRequest& request,
+                       spdlog::logger& log) {
+  const fs::path path = fs::path(out) / kProvenanceFile;
+  if (request.rank == 0) {
+    std::optional<std::string> before = read_provenance(out);
+    if (!before || !same_provenance(*before, ours)) {
+      if (before) {
+        log.info("{} holds the mels of another checkpoint or mode; computing them all again", out);
+      }
+      remove_outputs(out, all);
+      write_file_atomic(path.string(), ours);
+    }
+    return;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+  while (true) {
+    std::optional<std::string> now = read_provenance(out);
+    if (now && same_provenance(*now, ours)) return;
+    TTS_CHECK(std::chrono::steady_clock::now() < deadline,
+              "gta worker {}: {} does not name this run's checkpoint after 5 minutes: worker 0 "
+              "decides what is stale and writes it; is worker 0 running (its log says why not)?",
+              request.rank, path.string());
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+// Every utterance of this worker's share has its audio in the corpus, before anything is computed.
+void check_corpus(const std::string& wavs_dir, const std::vector<data::Utterance>& share) {
+  std::error_code error;
+  TTS_USAGE_CHECK(fs::is_directory(fs::path(wavs_dir) / "wavs", error),
+                  "--wavs {}: expected the LJSpeech-format corpus the store was made from (a "
+                  "folder with wavs/ID.wav and metadata.csv), found no {}/wavs folder",
+                  wavs_dir, wavs_dir);
+  std::vector<std::string> problems;
+  for (const data::Utterance& u : share) {
+    data::AudioLookup audio = data::find_ljspeech_audio(wavs_dir, u.id);
+    if (!audio.problem.empty()) problems.push_back(printable(u.id) + ": " + audio.problem);
+  }
+  TTS_USAGE_CHECK(problems.empty(),
+                  "--wavs {}: {} utterance(s) of the store have no audio there ({}{}); give the "
+                  "corpus the store was made from",
+                  wavs_dir, problems.size(), problems.front(), problems.size() > 1 ? "; ..." : "");
+}
+
+// The trimmed waveform the store's mel of `u` was computed from, recomputed from the corpus as
+// preprocess did (the checkpoint's audio settings); its frames must be the store's.
+formats::NpyArray corpus_waveform(const audio::AudioProcessor& processor,
+                                  const config::AudioOptions& options, const std::string& wavs_dir,
+                                  const data::Utterance& u) {
+  const std::string path = data::find_ljspeech_audio(wavs_dir, u.id).path;
+  audio::Features features = processor.compute(audio::read_audio(path, options), false, true);
+  TTS_CHECK(features.mel.size(0) == u.n_frames && features.n_samples == u.n_samples,
+            "{} (utterance {}): its audio gives {} frames and {} samples under the checkpoint's "
+            "audio settings, the store's mel has {} frames of {} samples: --wavs is not the "
+            "corpus the store was made from, or the file changed since",
+            path, printable(u.id), features.mel.size(0), features.n_samples, u.n_frames,
+            u.n_samples);
+  torch::Tensor wave = features.waveform.contiguous();
+  formats::NpyArray array;
+  array.shape = {wave.size(0)};
+  array.data.assign(wave.data_ptr<float>(), wave.data_ptr<float>() + wave.numel());
+  return array;
+}
+
 }  // namespace
 
 models::GtaSummary run_gta(const models::TrainedCheckpoint& read,
@@ -82,42 +213,60 @@ models::GtaSummary run_gta(const models::TrainedCheckpoint& read,
   const data::Phase phase = trained.phase;  // in force when written
   const torch::Device device =
       dist::resolve_placement(rank, config.train.device, config::Backend::kGloo).device;
-  trained.model->to(device);
-  tacotron2::Tacotron2& model = trained.model;
   data::FeatureStore store = data::FeatureStore::open(request.data_dir, config);
-  if (config.audio.trim && request.rank == 0) {
-    log->warn(
-        "audio.trim is true: the store's mels start after the trimmed silence, so they do "
-        "not align with the WAVs in filelist.txt (the WAVs of other frameworks' fine-tuning); "
-        "a store that keeps waveforms (audio.waveforms: true) pairs each mel with its trimmed "
-        "audio");
-  }
   text::TextProcessor text(config.text);
 
   std::vector<data::Utterance> all = store.train();
   all.insert(all.end(), store.val().begin(), store.val().end());
   std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
-  // With the source's waveforms, OUT is also a feature store a vocoder trains on.
-  const bool as_store = !all.empty() && !all.front().waveform_path.empty();
-  std::unique_ptr<data::StoreWriter> folders;
+  std::vector<data::Utterance> share;
+  for (size_t i = static_cast<size_t>(request.rank); i < all.size();
+       i += static_cast<size_t>(request.world_size)) {
+    share.push_back(all[i]);
+  }
+  // OUT is a feature store a vocoder trains on: the predicted mels beside the waveforms, the
+  // store's own or, from a store that keeps none, recomputed from the corpus as preprocess did.
+  const bool store_waveforms = !all.empty() && !all.front().waveform_path.empty();
+  const bool as_store = store_waveforms || !request.wavs_dir.empty();
+  if (!request.wavs_dir.empty()) check_corpus(request.wavs_dir, share);
+  if (!as_store && request.rank == 0) {
+    log->info(
+        "{} keeps no waveforms and no --wavs was given: {} holds the mels alone (ID.npy), not a "
+        "store a vocoder trains on; give --wavs CORPUS (the corpus the store was made from) for "
+        "one",
+        request.data_dir, request.out_dir);
+  }
+  if (config.audio.trim && !request.wavs_dir.empty() && request.rank == 0) {
+    log->warn(
+        "audio.trim is true: the store's mels start after the trimmed silence, so they do "
+        "not align with the WAVs filelist.txt names (the input of other frameworks' "
+        "fine-tuning); the store in {} pairs each mel with its trimmed waveform",
+        request.out_dir);
+  }
+  std::optional<data::StoreWriter> folders;  // creates OUT and, for a store, its folders
   if (as_store) {
-    folders = std::make_unique<data::StoreWriter>(request.out_dir, false, true);
+    folders.emplace(request.out_dir, false, true);
   } else {
     create_folder(request.out_dir);
-    if (request.rank == 0) {
-      log->info(
-          "{} keeps no waveforms (audio.waveforms: false): {} holds the mels and filelist.txt, "
-          "not a store a vocoder of tts-train trains on",
-          request.data_dir, request.out_dir);
-    }
   }
+  settle_provenance(request.out_dir, provenance(trained, request), all, request, *log);
+  trained.model->to(device);
+  tacotron2::Tacotron2& model = trained.model;
+
   auto mel_path = [&](const std::string& id) {
     return (fs::path(request.out_dir) / (id + ".npy")).string();
   };
   auto store_path = [&](const std::string& relative) {
     return (fs::path(request.out_dir) / relative).string();
   };
-  if (request.rank == 0) {
+  auto complete = [&](const data::Utterance& u) {
+    return already_done(mel_path(u.id), {config.audio.n_mels, u.n_frames}) &&
+           (!as_store ||
+            (already_done(store_path(data::StoreWriter::mel_path(u.id)),
+                          {u.n_frames, config.audio.n_mels}) &&
+             already_done(store_path(data::StoreWriter::waveform_path(u.id)), {u.n_samples})));
+  };
+  if (request.rank == 0 && !request.wavs_dir.empty()) {
     std::string filelist;
     for (const auto& u : all) {
       filelist +=
@@ -127,25 +276,24 @@ models::GtaSummary run_gta(const models::TrainedCheckpoint& read,
   }
 
   models::GtaSummary summary;
+  std::optional<audio::AudioProcessor> processor;
+  if (as_store && !store_waveforms) processor.emplace(config.audio);
   std::vector<data::Example> todo;
-  for (size_t i = static_cast<size_t>(request.rank); i < all.size();
-       i += static_cast<size_t>(request.world_size)) {
-    const data::Utterance& u = all[i];
-    if (already_done(mel_path(u.id), {config.audio.n_mels, u.n_frames}) &&
-        (!as_store ||
-         (already_done(store_path(data::StoreWriter::mel_path(u.id)),
-                       {u.n_frames, config.audio.n_mels}) &&
-          already_done(store_path(data::StoreWriter::waveform_path(u.id)), {u.n_samples})))) {
+  for (const data::Utterance& u : share) {
+    if (complete(u)) {
       ++summary.reused;
       continue;
     }
-    if (as_store) {
+    if (store_waveforms) {
       formats::NpyArray wave = formats::read_npy(u.waveform_path);
       TTS_CHECK(wave.shape == std::vector<int64_t>{u.n_samples},
                 "{} (utterance {}): a waveform of shape [{}], the store's tables promise [{}]; "
                 "run `tts-train data check {}`",
                 u.waveform_path, u.id, fmt::join(wave.shape, ", "), u.n_samples, request.data_dir);
       formats::write_npy(store_path(data::StoreWriter::waveform_path(u.id)), wave);
+    } else if (as_store) {
+      formats::write_npy(store_path(data::StoreWriter::waveform_path(u.id)),
+                         corpus_waveform(*processor, config.audio, request.wavs_dir, u));
     }
     if (auto problem =
             data::check_feature_file(u.mel_path, u.id, config.audio.n_mels, u.n_frames)) {
@@ -168,11 +316,20 @@ models::GtaSummary run_gta(const models::TrainedCheckpoint& read,
         todo.begin() + static_cast<std::ptrdiff_t>(start),
         todo.begin() + static_cast<std::ptrdiff_t>(std::min(todo.size(), start + batch_size)));
     data::Batch batch = data::collate(std::move(examples), phase.r).to(device);
+    // The prenet's masks are each utterance's own (Note [Dropout keyed by utterance]), from the
+    // checkpoint's seed and step: the same mels on a rerun, in any batch, on any worker.
+    const models::KeyedDropout dropout(static_cast<uint64_t>(config.train.seed), trained.step,
+                                       batch.ids);
+    BatchContext context;
+    context.dropout = &dropout;
+    context.text_lengths = batch.text_length_values;
+    context.mel_lengths = batch.mel_length_values;
+    context.prenet_dropout = request.inference_dropout;
     tacotron2::TacotronOutput out =
-        model->forward(batch.text, batch.text_lengths, batch.mel, batch.mel_lengths);
+        model->forward(batch.text, batch.text_lengths, batch.mel, batch.mel_lengths, context);
     torch::Tensor mels = out.mel_postnet.to(torch::kCPU);
     for (int64_t b = 0; b < batch.size(); ++b) {
-      int64_t frames = batch.mel_lengths[b].item<int64_t>();
+      const int64_t frames = batch.mel_length_values[static_cast<size_t>(b)];
       const std::string& id = batch.ids[static_cast<size_t>(b)];
       torch::Tensor ours = mels[b].narrow(0, 0, frames).contiguous();  // [frames, n_mels]
       if (as_store) {
@@ -190,19 +347,13 @@ models::GtaSummary run_gta(const models::TrainedCheckpoint& read,
   // The rank that finds every utterance's files complete writes the tables (with several ranks,
   // the last to finish; two that finish together write the same files, atomically). A rank that
   // failed leaves the store without tables: running gta again completes it.
-  if (as_store) {
-    const bool complete = std::all_of(all.begin(), all.end(), [&](const data::Utterance& u) {
-      return already_done(store_path(data::StoreWriter::mel_path(u.id)),
-                          {u.n_frames, config.audio.n_mels}) &&
-             already_done(store_path(data::StoreWriter::waveform_path(u.id)), {u.n_samples});
-    });
-    if (complete) {
-      write_store_tables(request.out_dir, store, config);
-      log->info(
-          "{} is a feature store of the predicted mels and their waveforms: fine-tune a "
-          "vocoder on it with tts-train train --data {}",
-          request.out_dir, request.out_dir);
-    }
+  if (as_store && std::all_of(all.begin(), all.end(), complete)) {
+    write_store_tables(request.out_dir, store, config);
+    log->info(
+        "{} is a feature store of the predicted mels and their waveforms: fine-tune a vocoder "
+        "on it with tts-train train --config VOCODER.yaml --data {} (--init-from a trained "
+        "vocoder)",
+        request.out_dir, request.out_dir);
   }
   return summary;
 }

@@ -3,7 +3,8 @@
 // the host (the masks' extents, without a device synchronization) and the communicator that sums
 // BatchNorm's statistics over the global batch (Note [BatchNorm over the global batch],
 // models/global_batch_norm.h). A default context is what inference, validation and bench run
-// with: libtorch's dropout stream and each BatchNorm's own statistics.
+// with: libtorch's dropout stream and each BatchNorm's own statistics. gta gives eval mode a keyed
+// context: its prenet masks (the only dropout on in eval mode) are then the utterances' own.
 #pragma once
 
 #include <torch/nn/modules/batchnorm.h>
@@ -26,6 +27,9 @@ struct BatchContext {
   std::vector<int64_t> text_lengths;              // each row's symbols (with `dropout`)
   std::vector<int64_t> mel_lengths;               // each row's mel frames (with `dropout`)
   dist::Communicator* batch_norm = nullptr;       // null: each rank's own batch statistics
+  // The prenet's dropout, on in training and inference as NVIDIA's (keyed when `dropout` is
+  // set, in any mode); false: off (gta --prenet-dropout off).
+  bool prenet_dropout = true;
 
   bool keyed() const { return dropout != nullptr; }
 };

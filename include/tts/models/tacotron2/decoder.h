@@ -29,7 +29,7 @@ class PrenetImpl : public torch::nn::Module {
   // [..., in_dim] -> [..., dim]; with masks (each [..., dim], defined or not), those instead of
   // libtorch's dropout after each layer.
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask0 = {},
-                        const torch::Tensor& mask1 = {});
+                        const torch::Tensor& mask1 = {}, bool dropout = true);
   double p_dropout() const { return p_dropout_; }
 
  private:
@@ -67,7 +67,8 @@ class DecoderImpl : public torch::nn::Module {
   int64_t r() const { return r_; }
   void set_step_products(StepProductPath path) { step_products_ = path; }
   // Teacher forcing. memory [B, T_text, E]; mask [B, T_text] (true = padded text);
-  // mel [B, T_mel, n_mels] with T_mel a multiple of r. `context`: keyed dropout in training.
+  // mel [B, T_mel, n_mels] with T_mel a multiple of r. `context`: keyed dropout (the LSTMs' in
+  // training, the prenet's in either mode) and whether the prenet drops out.
   DecoderOutput forward(const torch::Tensor& memory, const torch::Tensor& mask,
                         const torch::Tensor& mel, const BatchContext& context = {});
   // Greedy decoding with the prenet fed back. Stops an item when one of its step's r stop
