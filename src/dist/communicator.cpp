@@ -285,16 +285,15 @@ class C10dCommunicator : public Communicator {
   class ArmedCollective {
    public:
     ArmedCollective(Heartbeat& heartbeat, DeadlineWatchdog::Armed armed)
-        : heartbeat_(&heartbeat), armed_(std::move(armed)) {
-      heartbeat_->watch_peers(1);
-    }
-    ~ArmedCollective() { heartbeat_->watch_peers(-1); }
+        : heartbeat_(&heartbeat), armed_(std::move(armed)), wait_(heartbeat.wait_began()) {}
+    ~ArmedCollective() { heartbeat_->wait_ended(wait_); }
     ArmedCollective(const ArmedCollective&) = delete;
     ArmedCollective& operator=(const ArmedCollective&) = delete;
 
    private:
     Heartbeat* heartbeat_;
     DeadlineWatchdog::Armed armed_;
+    int64_t wait_;
   };
 
   ArmedCollective arm_collective(const char* what) {

@@ -40,6 +40,7 @@ std::string GuardedStore::silent_host(const std::string& key, double elapsed_s) 
 Heartbeat::Heartbeat(const RankInfo& info, double timeout_s, DeadlineWatchdog& watchdog)
     : info_(info),
       interval_s_(std::clamp(timeout_s / 10.0, 0.05, 1.0)),
+      watch_after_s_(timeout_s / 2),
       peer_beats_(static_cast<size_t>(info.world_size), -1),
       peer_changed_s_(static_cast<size_t>(info.world_size), steady_s()) {
   store_ = std::make_unique<GuardedStore>(
@@ -67,7 +68,7 @@ void Heartbeat::run() {
       store_->add(collectives_key(info_.rank), started - published);
       published = started;
       store_->add(beat_key(info_.rank), 1);
-      if (watching_.load() > 0) read_peers();
+      if (late()) read_peers();
     } catch (const std::exception&) {
       // The store's host (rank 0) is gone; the failing collective will report it.
       return;
@@ -75,6 +76,26 @@ void Heartbeat::run() {
     lock.lock();
     wake_.wait_for(lock, std::chrono::duration<double>(interval_s_), [this] { return stop_; });
   }
+}
+
+int64_t Heartbeat::wait_began() {
+  std::lock_guard<std::mutex> lock(peers_mutex_);
+  waits_.emplace(next_wait_, steady_s());
+  return next_wait_++;
+}
+
+void Heartbeat::wait_ended(int64_t id) {
+  std::lock_guard<std::mutex> lock(peers_mutex_);
+  waits_.erase(id);
+}
+
+bool Heartbeat::late() {
+  std::lock_guard<std::mutex> lock(peers_mutex_);
+  const double now = steady_s();
+  for (const auto& [id, began_s] : waits_) {
+    if (now - began_s > watch_after_s_) return true;
+  }
+  return false;
 }
 
 void Heartbeat::read_peers() {

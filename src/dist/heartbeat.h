@@ -9,6 +9,8 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -49,8 +51,11 @@ class Heartbeat {
 
   double interval_s() const { return interval_s_; }
   void collective_started() { ++collectives_; }
-  // While at least one waiter is registered, the others' heartbeats are read every interval.
-  void watch_peers(int delta) { watching_ += delta; }
+  // A wait on a collective begins (returns its id) or ends. Once a wait has lasted half of
+  // distributed.timeout_s, the others' heartbeats are read every interval until it ends: n calls
+  // per rank and interval only while something is already late, not n^2 on the store always.
+  int64_t wait_began();
+  void wait_ended(int64_t id);
   // The other ranks whose heartbeat has not changed for more than `stale_s` while watched, and
   // for how long, as "rank 1 (no heartbeat for 12.0 s)"; empty when all beat.
   std::vector<std::string> silent_peers(double stale_s);
@@ -60,19 +65,22 @@ class Heartbeat {
 
  private:
   void run();
+  bool late();  // a wait has lasted watch_after_s_
   void read_peers();
 
   RankInfo info_;
   double interval_s_;
   std::unique_ptr<GuardedStore> store_;
   std::atomic<int64_t> collectives_{0};
-  std::atomic<int> watching_{0};
+  double watch_after_s_;  // how long a wait lasts before the others' heartbeats are read
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stop_ = false;
-  // Guarded by peers_mutex_: each rank's last heartbeat read, and when it last changed (steady
-  // clock, s); -1 until read.
+  // Guarded by peers_mutex_: the waits in progress (id -> when it began, steady clock, s), each
+  // rank's last heartbeat read, and when it last changed; -1 until read.
   std::mutex peers_mutex_;
+  std::map<int64_t, double> waits_;
+  int64_t next_wait_ = 0;
   std::vector<int64_t> peer_beats_;
   std::vector<double> peer_changed_s_;
   std::thread thread_;

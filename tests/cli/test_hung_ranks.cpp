@@ -56,8 +56,10 @@ class HungRanks : public tts::test::TrainFixture {
     const std::string output = tts::read_file(log);
     EXPECT_GT(code, 0) << output;
     EXPECT_LT(seconds, 100.0) << output;
-    // The stopped worker was ended too (a zombie would still answer kill 0 until reaped).
-    EXPECT_TRUE(tts::test::children_of(job.pid()).empty()) << output;
+    // The stopped worker was ended and reaped by its launcher, not left stopped (or orphaned).
+    EXPECT_EQ(kill(worker[0], 0), -1)
+        << "rank " << victim << " (pid " << worker[0] << ") outlived the job\n"
+        << output;
     return output;
   }
 
