@@ -2,7 +2,8 @@
 # Builds and runs the libFuzzer harnesses of tests/fuzz/ (docs/security.md: what each reads).
 #   scripts/fuzz.sh NAME SECONDS   fuzz one harness for SECONDS; NAME: npy, torch_file,
 #                                  torch_pickle, audio, config, metadata, nvidia_keys,
-#                                  features_yaml, report, json, hifigan_config, waveform
+#                                  features_yaml, report, json, hifigan_config, waveform,
+#                                  optimizer_state
 #   scripts/fuzz.sh --ci [SECONDS] CI stage: build every harness, replay the regression inputs
 #                                  (tests/fuzz/regressions/NAME/ and the hostile files of
 #                                  tests/data/untrusted/), then fuzz each from its seeds with a
@@ -16,7 +17,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build_dir="${FUZZ_BUILD_DIR:-$root/build-fuzz}"
 names=(npy torch_file torch_pickle audio config metadata nvidia_keys features_yaml report json
-  hifigan_config waveform)
+  hifigan_config waveform optimizer_state)
 # Per input: libFuzzer reports a slower or larger run as a finding (a hang, an allocation no input
 # of this size justifies).
 # Inputs up to 4 MiB: attacks by depth (nested containers, alias chains, megabyte keys) need
@@ -26,7 +27,7 @@ export LSAN_OPTIONS="suppressions=$root/tests/fuzz/lsan.supp${LSAN_OPTIONS:+:$LS
 export UBSAN_OPTIONS="print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 
 usage() {
-  sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -81,6 +82,11 @@ PY
       done ;;
     waveform)
       find "$data" -name '*.npy' -size -64k -exec cp --backup=numbered {} "$dir/" \; ;;
+    optimizer_state)
+      # Adam states in the harness's byte format (a sound one, one per check) and a small
+      # checkpoint of ours; the hostile checkpoints of tests/data/untrusted.
+      python3 "$root/tests/fuzz/optimizer_state_seeds.py" "$dir"
+      cp "$data"/untrusted/checkpoint_*.pt "$dir/" ;;
     report)
       # metrics.jsonl of a run: train and validation records, as train writes them.
       printf '%s\n' \
@@ -115,6 +121,7 @@ replay() {
     audio) files+=("$root"/tests/data/untrusted/*.wav "$root"/tests/data/untrusted/*.flac) ;;
     features_yaml) files+=("$root"/tests/data/untrusted/*.yaml) ;;
     waveform) files+=("$root"/tests/data/untrusted/*.npy) ;;
+    optimizer_state) files+=("$root"/tests/data/untrusted/checkpoint_*.pt) ;;
   esac
   [ ${#files[@]} -gt 0 ] || return 0
   echo "fuzz: $name: replaying ${#files[@]} regression inputs"
@@ -132,6 +139,7 @@ ci_runs() {
     npy) echo 300000 ;;
     torch_file | torch_pickle | audio) echo 3000 ;;
     config | features_yaml | report | hifigan_config | waveform) echo 10000 ;;
+    optimizer_state) echo 20000 ;;
     json) echo 100000 ;;
     metadata | nvidia_keys) echo 50000 ;;
   esac

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "compat.h"
+#include "optimizer_state.h"
 #include "tts/checkpoint/state_dict.h"
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
@@ -25,40 +26,7 @@ namespace {
 // ("optimizer"), which is read for everything but resuming.
 constexpr const char* kFormat = "tts-train-checkpoint-2";
 constexpr const char* kFormatWithArchive = "tts-train-checkpoint-1";
-// Adam options of one group, in this order, in the checkpoint's "group_options" list.
-constexpr size_t kGroupOptions = 6;
-
 using Kind = PickleValue::Kind;
-
-std::string name_of(Kind kind) {
-  PickleValue value;
-  value.kind = kind;
-  return value.kind_name();
-}
-
-// The value under `key` of the checkpoint's dict `dict`, of kind `kind`.
-const PickleValue& entry(const PickleValue& dict, const std::string& key, Kind kind,
-                         const std::string& path) {
-  const PickleValue* value = dict.find(key);
-  TTS_CHECK(value != nullptr, "{}: not a tts-train checkpoint (no '{}' entry)", path, key);
-  TTS_CHECK(value->kind == kind,
-            "{}: the checkpoint's '{}' entry is a {}, expected a {}; the file is damaged or not "
-            "written by tts-train",
-            path, key, value->kind_name(), name_of(kind));
-  return *value;
-}
-
-// The items of list `key`, each of kind `kind`.
-std::vector<const PickleValue*> list_entry(const PickleValue& dict, const std::string& key,
-                                           Kind kind, const std::string& path) {
-  std::vector<const PickleValue*> out;
-  for (const auto& item : entry(dict, key, Kind::List, path).items) {
-    TTS_CHECK(item->kind == kind, "{}: the checkpoint's '{}' list holds a {}, expected a {}", path,
-              key, item->kind_name(), name_of(kind));
-    out.push_back(item.get());
-  }
-  return out;
-}
 
 // An undefined tensor (no max_exp_avg_sq without amsgrad) is stored as an empty one.
 torch::Tensor stored(const torch::Tensor& tensor) {
@@ -91,69 +59,6 @@ c10::impl::GenericDict adam_dict(const OptimizerState& state) {
   adam.insert(std::string("exp_avg_sq"), exp_avg_sq);
   adam.insert(std::string("max_exp_avg_sq"), max_exp_avg_sq);
   return adam;
-}
-
-// The options of an Adam group read from a file: a NaN learning rate or a beta of 1 or more
-// turns every weight it updates into NaN at the next step.
-void require_adam_options(const OptimizerState::Group& group, const std::string& what) {
-  TTS_CHECK(std::isfinite(group.lr) && group.lr >= 0, "{}: learning rate {}; expected 0 or more",
-            what, group.lr);
-  for (double beta : {group.beta1, group.beta2}) {
-    TTS_CHECK(beta >= 0 && beta < 1, "{}: betas ({}, {}); each must be in [0, 1)", what,
-              group.beta1, group.beta2);
-  }
-  TTS_CHECK(std::isfinite(group.eps) && group.eps >= 0, "{}: eps {}; expected 0 or more", what,
-            group.eps);
-  TTS_CHECK(std::isfinite(group.weight_decay) && group.weight_decay >= 0,
-            "{}: weight decay {}; expected 0 or more", what, group.weight_decay);
-}
-
-OptimizerState read_optimizer(const PickleValue& adam, const std::string& path) {
-  OptimizerState state;
-  auto options = list_entry(adam, "group_options", Kind::Float, path);
-  auto sizes = list_entry(adam, "group_sizes", Kind::Int, path);
-  TTS_CHECK(options.size() == kGroupOptions * sizes.size(),
-            "{}: the checkpoint's Adam state has {} options for {} groups, expected {} per group",
-            path, options.size(), sizes.size(), kGroupOptions);
-  int64_t total = 0;
-  for (size_t g = 0; g < sizes.size(); ++g) {
-    const PickleValue* const* o = options.data() + g * kGroupOptions;
-    OptimizerState::Group group;
-    group.lr = o[0]->real;
-    group.beta1 = o[1]->real;
-    group.beta2 = o[2]->real;
-    group.eps = o[3]->real;
-    group.weight_decay = o[4]->real;
-    group.amsgrad = o[5]->real != 0;
-    group.params = sizes[g]->integer;
-    TTS_CHECK(group.params >= 0 && group.params <= (int64_t{1} << 40),
-              "{}: the checkpoint's Adam group {} claims {} parameters", path, g, group.params);
-    require_adam_options(group, fmt::format("{}: the checkpoint's Adam group {}", path, g));
-    total += group.params;
-    state.groups.push_back(group);
-  }
-  auto steps = list_entry(adam, "steps", Kind::Int, path);
-  auto exp_avg = list_entry(adam, "exp_avg", Kind::Tensor, path);
-  auto exp_avg_sq = list_entry(adam, "exp_avg_sq", Kind::Tensor, path);
-  auto max_exp_avg_sq = list_entry(adam, "max_exp_avg_sq", Kind::Tensor, path);
-  const auto n = static_cast<size_t>(total);
-  TTS_CHECK(steps.size() == n && exp_avg.size() == n && exp_avg_sq.size() == n &&
-                max_exp_avg_sq.size() == n,
-            "{}: the checkpoint's Adam state lists {} steps and {}/{}/{} moments for {} "
-            "parameters; the file is damaged",
-            path, steps.size(), exp_avg.size(), exp_avg_sq.size(), max_exp_avg_sq.size(), n);
-  for (size_t i = 0; i < n; ++i) {
-    OptimizerState::Param param;
-    param.has_state = steps[i]->integer >= 0;
-    param.step = std::max<int64_t>(steps[i]->integer, 0);
-    param.exp_avg = exp_avg[i]->tensor;
-    param.exp_avg_sq = exp_avg_sq[i]->tensor;
-    if (max_exp_avg_sq[i]->tensor.numel() > 0) param.max_exp_avg_sq = max_exp_avg_sq[i]->tensor;
-    require_adam_moments(param.exp_avg, param.exp_avg_sq, param.max_exp_avg_sq,
-                         fmt::format("{}: the checkpoint's Adam state of parameter {}", path, i));
-    state.params.push_back(std::move(param));
-  }
-  return state;
 }
 
 // step_00001234.pt -> 1234; -1 for other names.
@@ -504,11 +409,13 @@ Checkpoint checkpoint_from_value(const PickleValue& root, const std::string& fil
   TTS_CHECK(root.kind == Kind::Dict,
             "checkpoint '{}' is not a tts-train checkpoint (it holds a {}, expected a dict)", file,
             root.kind_name());
-  const std::string& format = entry(root, "format", Kind::String, file).text;
+  const std::string& format = checkpoint_entry(root, "format", Kind::String, file).text;
   TTS_CHECK(format == kFormat || format == kFormatWithArchive,
             "checkpoint '{}' has format '{}'; this tts-train reads '{}' and '{}'", file, format,
             kFormat, kFormatWithArchive);
-  auto integer = [&](const char* key) { return entry(root, key, Kind::Int, file).integer; };
+  auto integer = [&](const char* key) {
+    return checkpoint_entry(root, key, Kind::Int, file).integer;
+  };
   Checkpoint checkpoint;
   checkpoint.state.step = integer("step");
   checkpoint.state.epoch = integer("epoch");
@@ -524,35 +431,37 @@ Checkpoint checkpoint_from_value(const PickleValue& root, const std::string& fil
   };
   checkpoint.state.phase.batch_size = count("batch_size", config::kMaxBatchSize);
   if (root.find("r") != nullptr) checkpoint.state.phase.r = count("r", config::kMaxFramesPerStep);
-  checkpoint.config_yaml = entry(root, "config", Kind::String, file).text;
-  for (const auto& [key, value] : entry(root, "model", Kind::Dict, file).entries) {
+  checkpoint.config_yaml = checkpoint_entry(root, "config", Kind::String, file).text;
+  for (const auto& [key, value] : checkpoint_entry(root, "model", Kind::Dict, file).entries) {
     TTS_CHECK(key->kind == Kind::String && value->kind == Kind::Tensor,
               "checkpoint '{}': the model holds a {} under a {} key, expected tensors by name",
               file, value->kind_name(), key->kind_name());
     checkpoint.tensors.emplace_back(key->text, value->tensor);
   }
-  for (const PickleValue* name : list_entry(root, "parameter_names", Kind::String, file)) {
+  for (const PickleValue* name : checkpoint_list(root, "parameter_names", Kind::String, file)) {
     checkpoint.parameter_names.push_back(name->text);
   }
   if (format == kFormat) {
-    OptimizerState first = read_optimizer(entry(root, "adam", Kind::Dict, file), file);
+    OptimizerState first =
+        read_optimizer_state(checkpoint_entry(root, "adam", Kind::Dict, file), file);
     if (!first.empty()) checkpoint.optimizers.push_back(std::move(first));
     if (root.find("more_adam") != nullptr) {
-      for (const PickleValue* adam : list_entry(root, "more_adam", Kind::Dict, file)) {
-        checkpoint.optimizers.push_back(read_optimizer(*adam, file));
+      for (const PickleValue* adam : checkpoint_list(root, "more_adam", Kind::Dict, file)) {
+        checkpoint.optimizers.push_back(read_optimizer_state(*adam, file));
       }
     }
-  } else if (entry(root, "optimizer", Kind::Tensor, file).tensor.numel() > 0) {
+  } else if (checkpoint_entry(root, "optimizer", Kind::Tensor, file).tensor.numel() > 0) {
     checkpoint.optimizers.emplace_back().unread_archive_of = file;
   }
-  const torch::Tensor& rng = entry(root, "rng_state", Kind::Tensor, file).tensor;
+  const torch::Tensor& rng = checkpoint_entry(root, "rng_state", Kind::Tensor, file).tensor;
   if (rng.numel() > 0) checkpoint.rng_state = rng;
   if (root.find("cuda_rng_state") != nullptr) {
-    const torch::Tensor& cuda_rng = entry(root, "cuda_rng_state", Kind::Tensor, file).tensor;
+    const torch::Tensor& cuda_rng =
+        checkpoint_entry(root, "cuda_rng_state", Kind::Tensor, file).tensor;
     if (cuda_rng.numel() > 0) checkpoint.cuda_rng_state = cuda_rng;
   }
   if (root.find("metrics") != nullptr) {  // absent before alignment metrics
-    for (const auto& [key, value] : entry(root, "metrics", Kind::Dict, file).entries) {
+    for (const auto& [key, value] : checkpoint_entry(root, "metrics", Kind::Dict, file).entries) {
       TTS_CHECK(key->kind == Kind::String && value->kind == Kind::Float,
                 "checkpoint '{}': the metrics hold a {} under a {} key, expected numbers by name",
                 file, value->kind_name(), key->kind_name());
@@ -560,7 +469,7 @@ Checkpoint checkpoint_from_value(const PickleValue& root, const std::string& fil
     }
   }
   if (root.find("symbols") != nullptr) {  // absent in older versions and vocoders
-    for (const PickleValue* symbol : list_entry(root, "symbols", Kind::String, file)) {
+    for (const PickleValue* symbol : checkpoint_list(root, "symbols", Kind::String, file)) {
       checkpoint.symbols.push_back(symbol->text);
     }
   }

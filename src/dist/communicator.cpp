@@ -1,5 +1,6 @@
 #include "tts/dist/communicator.h"
 
+#include <fmt/ranges.h>
 #include <torch/cuda.h>
 
 #include <algorithm>
@@ -10,6 +11,8 @@
 #include <mutex>
 #include <thread>
 
+#include "deadline_watchdog.h"
+#include "heartbeat.h"
 #include "rendezvous_watchdog.h"
 #include "tts/core/error.h"
 #include "tts/core/logging.h"
@@ -44,61 +47,6 @@ class LocalCommunicator : public Communicator {
 
  private:
   torch::Device device_;
-};
-
-// Liveness of the ranks, kept in the TCPStore: each rank's background thread bumps
-// "tts/heartbeat/<rank>" every interval and publishes how many collectives it has started. When a
-// collective fails, the ranks whose heartbeat stopped are the lost ones; when none stopped (a
-// timeout), the ranks that started the fewest collectives are the stuck ones.
-class Heartbeat {
- public:
-  Heartbeat(const RankInfo& info, double timeout_s)
-      : rank_(info.rank), interval_s_(std::clamp(timeout_s / 10.0, 0.05, 1.0)) {
-    store_ = compat::make_tcp_store(info.master_addr, info.master_port, false, 0, timeout_s);
-    thread_ = std::thread([this] { run(); });
-  }
-  ~Heartbeat() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    thread_.join();
-  }
-  double interval_s() const { return interval_s_; }
-  void collective_started() { ++collectives_; }
-
-  static std::string beat_key(int rank) { return "tts/heartbeat/" + std::to_string(rank); }
-  static std::string collectives_key(int rank) { return "tts/collectives/" + std::to_string(rank); }
-
- private:
-  void run() {
-    int64_t published = 0;
-    std::unique_lock<std::mutex> lock(mutex_);
-    while (!stop_) {
-      lock.unlock();
-      try {
-        const int64_t started = collectives_.load();
-        store_->add(collectives_key(rank_), started - published);
-        published = started;
-        store_->add(beat_key(rank_), 1);
-      } catch (const std::exception&) {
-        // The store's host (rank 0) is gone; the failing collective will report it.
-        return;
-      }
-      lock.lock();
-      wake_.wait_for(lock, std::chrono::duration<double>(interval_s_), [this] { return stop_; });
-    }
-  }
-
-  int rank_;
-  double interval_s_;
-  compat::StorePtr store_;
-  std::atomic<int64_t> collectives_{0};
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stop_ = false;
-  std::thread thread_;
 };
 
 class C10dCommunicator;
@@ -169,7 +117,9 @@ class C10dCommunicator : public Communicator {
                               info.rank, backend, compat::message_of(e), hint));
     }
     watchdog.stage("starting the heartbeat");
-    heartbeat_ = std::make_unique<Heartbeat>(info, timeout_s_);
+    deadlines_ = std::make_unique<DeadlineWatchdog>(info.describe());
+    calls_ = std::make_unique<GuardedStore>(store_, info, timeout_s_, *deadlines_);
+    heartbeat_ = std::make_unique<Heartbeat>(info, timeout_s_, *deadlines_);
     log->info("{}: {} process group of {} ranks ready", info.describe(), backend, info.world_size);
   }
 
@@ -185,13 +135,16 @@ class C10dCommunicator : public Communicator {
         failed_ ? timeout_s_ + 4 * heartbeat_->interval_s() + 2.0 : std::min(timeout_s_, 10.0);
     // The group goes first: NCCL's may still talk to the store while it shuts down, and the store
     // (rank 0's) must outlive every rank's group.
-    compat::shutdown_group(group_, failed_);
+    {
+      auto armed = arm_collective("shutdown of the process group");
+      compat::shutdown_group(group_, failed_);
+    }
     heartbeat_.reset();
     try {
-      if (!failed_) store_->add(key, 1);
+      if (!failed_) calls_->add(key, 1);
       if (info_.rank == 0) {
         Stopwatch watch;
-        while (store_->add(key, 0) < expected && watch.seconds() < limit_s) {
+        while (calls_->add(key, 0) < expected && watch.seconds() < limit_s) {
           std::this_thread::sleep_for(std::chrono::milliseconds(20));
         }
       }
@@ -259,16 +212,16 @@ class C10dCommunicator : public Communicator {
     const std::string key = fmt::format("tts/wait/{}", waits_++);
     const double stale_s = 3 * heartbeat_->interval_s() + 1.0;
     try {
-      store_->add(key, 1);
+      calls_->add(key, 1);
       std::vector<int64_t> beats(info_.world_size, -1);
       std::vector<Stopwatch> since_beat(info_.world_size);
       Stopwatch poll;
-      while (store_->add(key, 0) < info_.world_size) {
+      while (calls_->add(key, 0) < info_.world_size) {
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
         if (poll.seconds() < heartbeat_->interval_s()) continue;
         poll.reset();
         for (int r = 0; r < info_.world_size; ++r) {
-          const int64_t beat = store_->add(Heartbeat::beat_key(r), 0);
+          const int64_t beat = calls_->add(Heartbeat::beat_key(r), 0);
           if (beat != beats[r]) {
             beats[r] = beat;
             since_beat[r].reset();
@@ -300,6 +253,7 @@ class C10dCommunicator : public Communicator {
 
   void wait(const compat::WorkPtr& work, const char* what) {
     try {
+      auto armed = arm_collective(what);
       work->wait();
     } catch (const std::exception& e) {
       fail(what, e.what());
@@ -317,10 +271,52 @@ class C10dCommunicator : public Communicator {
   compat::WorkPtr guard(const char* what, Launch&& launch) {
     heartbeat_->collective_started();
     try {
+      auto armed = arm_collective(what);
       return launch();
     } catch (const std::exception& e) {
       fail(what, e.what());
     }
+  }
+
+  // A collective (or the group's shutdown) in flight: the backend gives up after
+  // distributed.timeout_s and fail() names the lost rank; should the backend not give up (a wedged
+  // driver), the watchdog ends the process half a timeout later, naming the ranks whose heartbeat
+  // stopped.
+  class ArmedCollective {
+   public:
+    ArmedCollective(Heartbeat& heartbeat, DeadlineWatchdog::Armed armed)
+        : heartbeat_(&heartbeat), armed_(std::move(armed)), wait_(heartbeat.wait_began()) {}
+    ~ArmedCollective() { heartbeat_->wait_ended(wait_); }
+    ArmedCollective(const ArmedCollective&) = delete;
+    ArmedCollective& operator=(const ArmedCollective&) = delete;
+
+   private:
+    Heartbeat* heartbeat_;
+    DeadlineWatchdog::Armed armed_;
+    int64_t wait_;
+  };
+
+  ArmedCollective arm_collective(const char* what) {
+    const double limit_s = 1.5 * timeout_s_ + 2.0;
+    Heartbeat* heartbeat = heartbeat_.get();
+    const double stale_s = 3 * heartbeat->interval_s() + 1.0;
+    std::string name = what;
+    return ArmedCollective(
+        *heartbeat, deadlines_->arm(limit_s, [this, heartbeat, stale_s, name](double elapsed_s) {
+          const std::vector<std::string> silent = heartbeat->silent_peers(stale_s);
+          const std::string blame =
+              silent.empty()
+                  ? "every rank still sends its heartbeat, so a rank is stuck inside the "
+                    "collective (a wedged GPU driver or network)"
+                  : fmt::format("silent: {} (stopped, wedged or unreachable; see its log)",
+                                fmt::join(silent, ", "));
+          return fmt::format(
+              "the {} waited {:.1f} s, past distributed.timeout_s = {} s, and the {} backend did "
+              "not give up: {}. Ending this rank with exit code 1 so that the launcher or "
+              "torchrun stops the job; rerun with --resume auto to continue from the last "
+              "checkpoint",
+              name, elapsed_s, timeout_s_, backend_, blame);
+        }));
   }
 
   // Turns a backend failure into an Error that names the lost or stuck ranks.
@@ -328,7 +324,7 @@ class C10dCommunicator : public Communicator {
     failed_ = true;
     const std::string diagnosis = diagnose();
     try {
-      store_->add("tts/diagnosed", 1);
+      calls_->add("tts/diagnosed", 1);
     } catch (const std::exception&) {
       // The store is gone with rank 0; the diagnosis already says so.
     }
@@ -340,11 +336,11 @@ class C10dCommunicator : public Communicator {
     const int n = info_.world_size;
     std::vector<int64_t> beats_before(n), beats_after(n), started(n);
     try {
-      for (int r = 0; r < n; ++r) beats_before[r] = store_->add(Heartbeat::beat_key(r), 0);
+      for (int r = 0; r < n; ++r) beats_before[r] = calls_->add(Heartbeat::beat_key(r), 0);
       std::this_thread::sleep_for(std::chrono::duration<double>(3 * heartbeat_->interval_s()));
       for (int r = 0; r < n; ++r) {
-        beats_after[r] = store_->add(Heartbeat::beat_key(r), 0);
-        started[r] = store_->add(Heartbeat::collectives_key(r), 0);
+        beats_after[r] = calls_->add(Heartbeat::beat_key(r), 0);
+        started[r] = calls_->add(Heartbeat::collectives_key(r), 0);
       }
     } catch (const std::exception&) {
       return fmt::format(
@@ -366,7 +362,7 @@ class C10dCommunicator : public Communicator {
     }
     if (!lost.empty()) {
       return fmt::format(
-          "lost rank{} {}: no heartbeat for {:.1f} s (killed or crashed; see its log)",
+          "lost rank{} {}: no heartbeat for {:.1f} s (killed, crashed or stopped; see its log)",
           lost.size() > 1 ? "s" : "", join_ranks(lost), 3 * heartbeat_->interval_s());
     }
     if (fewest < most) {
@@ -391,6 +387,9 @@ class C10dCommunicator : public Communicator {
   torch::Device device_;
   compat::StorePtr store_;
   compat::GroupPtr group_;
+  // Declared before what it watches: destroyed after them.
+  std::unique_ptr<DeadlineWatchdog> deadlines_;
+  std::unique_ptr<GuardedStore> calls_;  // store_'s calls, each with a deadline
   std::unique_ptr<Heartbeat> heartbeat_;
   bool failed_ = false;
   int64_t reachable_ranks_ = 1;  // after a failure: ranks expected to diagnose it

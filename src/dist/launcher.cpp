@@ -37,8 +37,21 @@ struct Worker {
   int err_fd = -1;
   std::string out_partial, err_partial;
   bool running = true;
+  bool killed_stopped = false;  // SIGKILLed while stopped (below)
   int status = 0;
 };
+
+// Whether `pid` is stopped (SIGSTOP, SIGTSTP, a debugger): such a worker handles no SIGTERM
+// until continued, and cannot finish its step anyway.
+bool is_stopped(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  const size_t close = line.rfind(')');  // the command name may hold spaces and parentheses
+  if (close == std::string::npos || close + 2 >= line.size()) return false;
+  const char state = line[close + 2];
+  return state == 'T' || state == 't';
+}
 
 std::string describe_status(int status) {
   if (WIFEXITED(status)) return fmt::format("exited with code {}", WEXITSTATUS(status));
@@ -264,6 +277,20 @@ int run_workers(int nproc, const std::vector<std::string>& worker_argv, const st
         }
       } else {
         any_running = true;
+      }
+    }
+    if (stopping && !killed) {
+      // A stopped worker (the silent rank of a hung job, often) would hold the job until the
+      // SIGKILL below: SIGKILL is the one signal a stopped process obeys at once.
+      for (auto& w : workers) {
+        if (w.running && !w.killed_stopped && is_stopped(w.pid)) {
+          log->error(
+              "rank {} is stopped (SIGSTOP, a debugger, or a paused job) and cannot finish its "
+              "step: killing it",
+              w.rank);
+          ::kill(w.pid, SIGKILL);
+          w.killed_stopped = true;
+        }
       }
     }
     if (stopping && !killed && any_running && since_stop.seconds() > options.timeout_s) {

@@ -15,6 +15,7 @@
 #include <mutex>
 
 #include "tts/core/error.h"
+#include "tts/core/printable.h"
 
 namespace tts::text {
 namespace {
@@ -205,7 +206,7 @@ class Worker {
           "espeak-ng {} while phonemizing \"{}\" ({} bytes): a fault inside libespeak-ng (its "
           "version 1.51 overflows a stack buffer on some texts); this text is skipped, the "
           "phonemizer restarts for the next",
-          how, text.substr(0, 200), text.size()));
+          how, printable(text.substr(0, 200)), text.size()));
     }
     if (!failure.empty()) throw UsageError(failure);
     return clauses;

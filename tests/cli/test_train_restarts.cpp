@@ -3,11 +3,8 @@
 // with SIGKILL after a checkpoint costs nothing: the job restarts, resumes from the checkpoint,
 // finishes its --max-steps with exit code 0, and ends with the parameters of an uninterrupted
 // run.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -16,13 +13,16 @@
 #include <vector>
 
 #include "background_run.h"
+#include "torchrun.h"
 #include "train_fixture.h"
 #include "tts/core/fs.h"
 #include "tts/dist/launcher.h"
 
 namespace fs = std::filesystem;
+using tts::test::free_port_pair;
 using tts::test::kAtDefaults;
 using tts::test::kTiny;
+using tts::test::torchrun_path;
 
 namespace {
 
@@ -31,12 +31,6 @@ constexpr int kSteps = 8;
 const std::string kRunOptions = " --max-steps " + std::to_string(kSteps) +
                                 " --set train.batch_size=3" + kAtDefaults +
                                 " --set train.checkpoint_interval=2 --set distributed.timeout_s=10";
-
-// torchrun of PyTorch 2.x: TTS_TORCHRUN, else the one scripts/setup.sh --torch pip installs.
-std::string torchrun_path() {
-  if (const char* path = std::getenv("TTS_TORCHRUN"); path && *path) return path;
-  return std::string(TTS_SOURCE_DIR) + "/.deps/torch-2.11.0/bin/torchrun";
-}
 
 class TrainRestarts : public tts::test::TrainFixture {
  protected:
@@ -116,33 +110,9 @@ TEST_F(TrainRestarts, MaxRestartsWithoutResumeAutoIsRefused) {
 class TrainRestartsTorchrun : public TrainRestarts {
  protected:
   void SetUp() override {
-    if (!fs::exists(torchrun_path())) {
-      GTEST_SKIP() << "no torchrun at " << torchrun_path()
-                   << ": install PyTorch 2.x with scripts/setup.sh --torch pip, or set "
-                      "TTS_TORCHRUN to a torchrun of PyTorch 2.x";
-    }
+    if (!fs::exists(torchrun_path())) GTEST_SKIP() << tts::test::no_torchrun_reason();
     TrainRestarts::SetUp();
   }
-  // A free port whose next one is free too: under torchrun 2.x our rank 0 hosts its store on
-  // MASTER_PORT + 1 (the agent's store holds MASTER_PORT), and under ctest -j another test may
-  // hold any port.
-  static int free_port_pair() {
-    for (int attempt = 0; attempt < 50; ++attempt) {
-      const int port = tts::dist::pick_free_port("127.0.0.1");
-      const int next = ::socket(AF_INET, SOCK_STREAM, 0);
-      sockaddr_in address{};
-      address.sin_family = AF_INET;
-      address.sin_port = htons(static_cast<uint16_t>(port + 1));
-      address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-      const bool free =
-          ::bind(next, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) == 0;
-      ::close(next);
-      if (free) return port;
-    }
-    ADD_FAILURE() << "no two consecutive free ports on 127.0.0.1 in 50 tries";
-    return 0;
-  }
-
   std::string torchrun(const std::string& rendezvous) {
     const int port = free_port_pair();
     return torchrun_path() +

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <torch/utils.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -15,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "tts/dist/communicator.h"
 #include "tts/dist/launcher.h"
 
 namespace tts::dist::testing {
@@ -23,9 +25,10 @@ namespace tts::dist::testing {
 constexpr int kThrew = 42;
 
 // Runs body(rank) in `world` child processes; returns each rank's exit code (128 + signal when
-// killed). A rank still running after `limit_s` is killed (and reported as 128 + SIGKILL).
+// killed). A rank still running after `limit_s` is killed (and reported as 128 + SIGKILL), and so
+// is rank `straggler` (>= 0) once all the others have exited, as a launcher ends a stopped rank.
 inline std::vector<int> run_ranks(int world, const std::function<void(int)>& body,
-                                  double limit_s = 120.0) {
+                                  double limit_s = 120.0, int straggler = -1) {
   const int port = pick_free_port("127.0.0.1");
   std::vector<pid_t> pids;
   for (int rank = 0; rank < world; ++rank) {
@@ -65,6 +68,7 @@ inline std::vector<int> run_ranks(int world, const std::function<void(int)>& bod
     }
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (left == 1 && straggler >= 0 && codes[straggler] == -1) kill(pids[straggler], SIGKILL);
     if (left > 0 && elapsed > limit_s) {
       for (int r = 0; r < world; ++r) {
         if (codes[r] == -1) kill(pids[r], SIGKILL);
@@ -73,6 +77,18 @@ inline std::vector<int> run_ranks(int world, const std::function<void(int)>& bod
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return codes;
+}
+
+// In a rank of run_ranks: a Gloo communicator with distributed.timeout_s = `timeout_s`, after the
+// first all-reduce of `t` (every rank is in the group), on one torch thread.
+inline std::unique_ptr<Communicator> gloo_rank_after_one_all_reduce(double timeout_s,
+                                                                    std::vector<torch::Tensor>& t) {
+  torch::set_num_threads(1);
+  config::DistributedOptions options;
+  options.timeout_s = timeout_s;
+  auto comm = make_communicator(RankInfo::from_env(), options, tts::config::Backend::kGloo);
+  comm->all_reduce_sum(t);
+  return comm;
 }
 
 }  // namespace tts::dist::testing

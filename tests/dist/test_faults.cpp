@@ -28,12 +28,8 @@ std::vector<int> lose_a_rank(int world, int victim, const std::string& how,
   return run_ranks(
       world,
       [=](int rank) {
-        torch::set_num_threads(1);
-        config::DistributedOptions options;
-        options.timeout_s = kTimeout;
-        auto comm = make_communicator(RankInfo::from_env(), options, tts::config::Backend::kGloo);
         std::vector<torch::Tensor> t{torch::ones({1000})};
-        comm->all_reduce_sum(t);
+        auto comm = testing::gloo_rank_after_one_all_reduce(kTimeout, t);
         if (rank == victim) {
           if (how == "kill") std::raise(SIGKILL);
           // Hang past the others' timeout and diagnosis, then leave.
