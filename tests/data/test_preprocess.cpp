@@ -389,7 +389,8 @@ TEST_F(Preprocess, AVocoderRefusesAStoreWithoutWaveformsSayingHowToMakeOne) {
     std::string message = e.what();
     EXPECT_NE(message.find("audio.waveforms=false"), std::string::npos) << message;
     EXPECT_NE(message.find("model.kind=hifigan"), std::string::npos) << message;
-    EXPECT_NE(message.find("audio.waveforms: true"), std::string::npos) << message;
+    EXPECT_NE(message.find("--set audio.waveforms=true"), std::string::npos) << message;
+    EXPECT_NE(message.find("tts-train gta --checkpoint RUN"), std::string::npos) << message;
   }
 }
 
