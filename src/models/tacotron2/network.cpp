@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "tts/core/error.h"
@@ -9,17 +10,30 @@
 namespace tts::tacotron2 {
 namespace {
 
-void check_text(const torch::Tensor& text, const torch::Tensor& text_lengths) {
+// The smallest and largest of `lengths`: from the batch's host copy when it brought one (no
+// device synchronization: a training step's), else read from the tensor (one).
+std::pair<int64_t, int64_t> length_range(const torch::Tensor& lengths,
+                                         const std::vector<int64_t>& host) {
+  if (!host.empty() && static_cast<int64_t>(host.size()) == lengths.size(0)) {
+    const auto [low, high] = std::minmax_element(host.begin(), host.end());
+    return {*low, *high};
+  }
+  const torch::Tensor both = torch::stack({lengths.min(), lengths.max()}).to(torch::kCPU);
+  return {both[0].item<int64_t>(), both[1].item<int64_t>()};
+}
+
+void check_text(const torch::Tensor& text, const torch::Tensor& text_lengths,
+                const std::vector<int64_t>& host_lengths) {
   TTS_CHECK(text.dim() == 2 && text.scalar_type() == torch::kInt64,
             "Tacotron2: expected text ids int64 [B, T_text], got {} {}",
             c10::toString(text.scalar_type()), c10::str(text.sizes()));
   TTS_CHECK(text_lengths.dim() == 1 && text_lengths.size(0) == text.size(0),
             "Tacotron2: expected text_lengths [{}] (one per utterance), got {}", text.size(0),
             c10::str(text_lengths.sizes()));
-  TTS_CHECK(
-      text_lengths.min().item<int64_t>() >= 1 && text_lengths.max().item<int64_t>() <= text.size(1),
-      "Tacotron2: text_lengths must be in [1, {}] (the padded text length), got {} to {}",
-      text.size(1), text_lengths.min().item<int64_t>(), text_lengths.max().item<int64_t>());
+  const auto [shortest, longest] = length_range(text_lengths, host_lengths);
+  TTS_CHECK(shortest >= 1 && longest <= text.size(1),
+            "Tacotron2: text_lengths must be in [1, {}] (the padded text length), got {} to {}",
+            text.size(1), shortest, longest);
 }
 
 void require_parameter_bytes(double parameters) {
@@ -68,7 +82,7 @@ Tacotron2Impl::Tacotron2Impl(const config::ModelOptions& options, int64_t n_symb
 
 torch::Tensor Tacotron2Impl::encode(const torch::Tensor& text, const torch::Tensor& text_lengths,
                                     const BatchContext& context) {
-  check_text(text, text_lengths);
+  check_text(text, text_lengths, context.text_lengths);
   return encoder_->forward(embedding_(text), text_lengths, context);
 }
 
@@ -113,7 +127,7 @@ TacotronOutput Tacotron2Impl::forward(const torch::Tensor& text, const torch::Te
             "of r = {}, the frames per decoder step, got {} (pad the batch to a multiple of r)",
             text.size(0), n_mels_, r, c10::str(mel.sizes()));
   TTS_CHECK(mel_lengths.dim() == 1 && mel_lengths.size(0) == mel.size(0) &&
-                mel_lengths.max().item<int64_t>() <= mel.size(1),
+                length_range(mel_lengths, context.mel_lengths).second <= mel.size(1),
             "Tacotron2: expected mel_lengths [{}] <= {}, got {}", mel.size(0), mel.size(1),
             c10::str(mel_lengths.sizes()));
   torch::Tensor memory = encode(text, text_lengths, context);
