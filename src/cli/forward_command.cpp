@@ -67,7 +67,8 @@ Runner setup_forward(CLI::App& app) {
                  "NAME=FILE.npy, one per input the family takes (an unknown NAME lists them)")
       ->required();
   app.add_option("--output", args->outputs,
-                 "NAME=FILE.npy, one per output to write (float32), any of the family's")
+                 "NAME=FILE.npy, one per output to write (float32), any of the family's; "
+                 "the folders must exist, no two outputs one file, none an input")
       ->required();
   std::vector<std::string> families;
   for (config::ModelKind kind : models::kinds()) {
