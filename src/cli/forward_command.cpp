@@ -3,13 +3,12 @@
 // the names and layouts (models/roles.h: ForwardRole).
 #include <torch/torch.h>
 
-#include <filesystem>
 #include <map>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "tts/cli/command.h"
+#include "tts/cli/outputs.h"
 #include "tts/core/error.h"
 #include "tts/core/logging.h"
 #include "tts/formats/npy.h"
@@ -17,7 +16,6 @@
 
 namespace tts::cli {
 namespace {
-namespace fs = std::filesystem;
 
 struct ForwardArgs {
   std::string checkpoint;
@@ -69,7 +67,8 @@ Runner setup_forward(CLI::App& app) {
                  "NAME=FILE.npy, one per input the family takes (an unknown NAME lists them)")
       ->required();
   app.add_option("--output", args->outputs,
-                 "NAME=FILE.npy, one per output to write (float32), any of the family's")
+                 "NAME=FILE.npy, one per output to write (float32), any of the family's; "
+                 "the folders must exist, no two outputs one file, none an input")
       ->required();
   std::vector<std::string> families;
   for (config::ModelKind kind : models::kinds()) {
@@ -89,16 +88,16 @@ Runner setup_forward(CLI::App& app) {
         named_paths(args->inputs, "--input", role.inputs, kind);
     const std::map<std::string, std::string> output_paths =
         named_paths(args->outputs, "--output", role.outputs, kind);
-    std::set<std::string> written;
+    OutputPlan plan;
     for (const auto& [name, path] : output_paths) {
-      TTS_USAGE_CHECK(fs::path(path).extension() == ".npy",
-                      "--output {}={}: outputs are written as .npy files", name, path);
-      TTS_USAGE_CHECK(written.insert(fs::absolute(path).lexically_normal().string()).second,
-                      "--output {}={}: two outputs name the same file", name, path);
-      const fs::path parent = fs::absolute(path).parent_path();
-      TTS_USAGE_CHECK(fs::is_directory(parent), "--output {}={}: no folder {} to write it in", name,
-                      path, parent.string());
+      const std::string what = fmt::format("--output {}={}", name, path);
+      require_extension(path, what, {".npy"});
+      plan.add(path, what);
     }
+    for (const auto& [name, path] : input_paths) {
+      plan.add_input(path, fmt::format("--input {}={}", name, path));
+    }
+    plan.check();
     std::map<std::string, torch::Tensor> inputs;
     for (const auto& array : role.inputs) {
       auto found = input_paths.find(array.name);

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "tts/cli/command.h"
+#include "tts/cli/outputs.h"
 #include "tts/core/error.h"
 #include "tts/models/registry.h"
 
@@ -32,7 +33,9 @@ Runner setup_synthesize(CLI::App& app) {
   auto* file = app.add_option("--text-file", args->text_file, "one sentence per line");
   text->excludes(file);
   app.add_option("--out", args->out,
-                 "output .wav (one sentence) or directory (one N.wav per sentence)")
+                 "output .wav (one sentence: STEM.wav, STEM.mel.npy beside it) or folder (N.wav, "
+                 "N.mel.npy for sentence N; with several sentences --out is always a folder). "
+                 "The folder is created, the folders above it are not")
       ->required();
   app.add_option("--vocoder", args->vocoder,
                  "a vocoder checkpoint to speak the mels with instead of Griffin-Lim; refused "
@@ -51,7 +54,17 @@ Runner setup_synthesize(CLI::App& app) {
     }
     TTS_USAGE_CHECK(!sentences.empty(),
                     "nothing to say: give --text \"...\" or a --text-file with sentences");
-    bool to_directory = !(sentences.size() == 1 && fs::path(args->out).extension() == ".wav");
+    // Where every output goes is checked before the model loads: sentence N is N.wav in a
+    // folder, so two sentences never share a name.
+    const OutTarget target = out_target(args->out, sentences.size(), "sentence", {".wav"});
+    OutputPlan plan(target);
+    for (size_t i = 0; i < sentences.size(); ++i) {
+      plan.add(
+          target.folder ? (fs::path(args->out) / fmt::format("{}.wav", i + 1)).string() : args->out,
+          fmt::format("sentence {}", i + 1));
+    }
+    if (!args->text_file.empty()) plan.add_input(args->text_file, "--text-file");
+    plan.check();
 
     models::TrainedCheckpoint trained = models::read_trained(args->checkpoint);
     const models::FamilyEntry& family = models::family(trained.config.model.kind);
@@ -70,7 +83,7 @@ Runner setup_synthesize(CLI::App& app) {
     models::SynthesisRequest request;
     request.sentences = std::move(sentences);
     request.out = args->out;
-    request.to_directory = to_directory;
+    request.to_directory = target.folder;
     request.vocoder = vocoder.get();
     request.plot = args->plot;
     family.acoustic.synthesize(trained, request);

@@ -10,6 +10,7 @@
 
 #include "tts/audio/audio_io.h"
 #include "tts/cli/command.h"
+#include "tts/cli/outputs.h"
 #include "tts/core/error.h"
 #include "tts/core/logging.h"
 #include "tts/formats/npy.h"
@@ -55,10 +56,28 @@ Runner setup_vocode(CLI::App& app) {
       ->required();
   app.add_option("--out", args->out,
                  "output .wav (one --mel), .npy (one --mel: the float samples at the vocoder's "
-                 "sample rate) or directory (one ID.wav per mel, named after it)")
+                 "sample rate) or folder (one ID.wav per mel, named after it; with several --mel "
+                 "--out is always a folder). The folder is created, the folders above it are not")
       ->required();
+  std::vector<std::string> vocoders;
+  for (config::ModelKind kind : models::kinds()) {
+    if (models::family(kind).load_vocoder) vocoders.push_back(fmt::format("{}", kind));
+  }
+  app.footer(fmt::format("The checkpoint's model.kind is one of the vocoders: {}.",
+                         fmt::join(vocoders, ", ")));
   return [args]() {
     auto log = log::get("vocode");
+    // Where every output goes is checked before the vocoder loads.
+    const OutTarget target = out_target(args->out, args->mels.size(), "mel", {".wav", ".npy"});
+    OutputPlan plan(target);
+    std::vector<std::string> outs;
+    for (const std::string& path : args->mels) {
+      outs.push_back(target.folder ? (fs::path(args->out) / fs::path(path).stem()).string() + ".wav"
+                                   : args->out);
+      plan.add(outs.back(), "--mel " + path);
+      plan.add_input(path, "--mel " + path);
+    }
+    plan.check();
     std::unique_ptr<models::Vocoder> vocoder = models::load_vocoder(args->checkpoint, torch::kCPU);
     const config::Config& config = vocoder->config();
     // Every mel is read and checked before the first is vocoded: a mismatch found late would
@@ -79,16 +98,11 @@ Runner setup_vocode(CLI::App& app) {
     }
     // One mel to one file: a .wav, or an .npy of the float samples (what `forward` compares);
     // else a folder of ID.wav.
-    const std::string extension = fs::path(args->out).extension().string();
-    const bool to_directory =
-        !(args->mels.size() == 1 && (extension == ".wav" || extension == ".npy"));
-    if (to_directory) fs::create_directories(args->out);
+    plan.create_folder();
     for (size_t i = 0; i < mels.size(); ++i) {
-      const std::string out =
-          to_directory ? (fs::path(args->out) / fs::path(args->mels[i]).stem()).string() + ".wav"
-                       : args->out;
+      const std::string& out = outs[i];
       std::vector<float> samples = vocoder->vocode(mels[i]);
-      if (!to_directory && extension == ".npy") {
+      if (fs::path(out).extension() == ".npy") {
         formats::write_npy(out, samples.data(), {static_cast<int64_t>(samples.size())});
       } else {
         audio::write_wav(out, samples, config.audio.sample_rate);

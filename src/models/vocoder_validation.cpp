@@ -41,6 +41,17 @@ std::pair<double, double> mean_over_ranks(dist::Communicator& comm, size_t utter
   return {all_sum / std::max(all_count, 1.0), all_count};
 }
 
+report::RunContents vocoder_run_contents(const std::string& family) {
+  report::RunContents contents;
+  contents.family = family;
+  contents.plots = {{"mel",
+                     "The validation utterance's stored mel beside the mel of the audio "
+                     "generated from it"}};
+  contents.samples = {{"", "Generated from a validation utterance's stored mel"},
+                      {"_real", "That utterance's recorded audio"}};
+  return contents;
+}
+
 void VocoderValidation::write_artifacts(train::MetricSink& metrics) {
   if (!sample_) return;
   const VocoderSample& s = *sample_;

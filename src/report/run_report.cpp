@@ -246,6 +246,7 @@ struct Page {
   const fs::path& run;
   const ReportLimits& limits;
   const Metrics& metrics;
+  const RunContents& contents;
 
   // The curve of `key` in the records of `kind`, thinned to the limit.
   Series curve(const std::string& label, const std::string& kind, const std::string& key,
@@ -270,22 +271,20 @@ std::string head(const std::string& name, const std::string& nonce) {
 }
 
 // Where the run stands: the last values of the metrics a reader looks for first.
-std::string summary_section(const Metrics& metrics) {
+std::string summary_section(const Metrics& metrics, const RunContents& contents) {
   namespace metric = report::metric;
   std::string html = "<h2 id=\"summary\">Summary</h2><table>";
-  auto row = [&](const std::string& what, const char* kind, const char* key, const char* format) {
+  auto row = [&](const std::string& what, const std::string& kind, const std::string& key,
+                 const std::string& format) {
     if (std::optional<double> value = last_value(metrics, kind, key)) {
-      html += fmt::format("<tr><th>{}</th><td class=\"num\">{}</td></tr>", what,
+      html += fmt::format("<tr><th>{}</th><td class=\"num\">{}</td></tr>", html_escape(what),
                           fmt::format(fmt::runtime(format), *value));
     }
   };
   row("last step", metric::kTrain, metric::kStep, "{:.0f}");
-  row("training loss", metric::kTrain, metric::kLoss, "{:.4f}");
-  row("validation loss", metric::kVal, metric::kLoss, "{:.4f}");
-  row("diagonal score (teacher-forced)", metric::kVal, metric::kDiagonalScore, "{:.3f}");
-  row("focus rate (teacher-forced)", metric::kVal, metric::kFocusRate, "{:.3f}");
-  row("diagonal score (free-running)", metric::kVal, metric::kInferDiagonalScore, "{:.3f}");
-  row("stop token fired (free-running)", metric::kVal, metric::kInferStopFired, "{:.2f}");
+  row(contents.loss, metric::kTrain, metric::kLoss, "{:.4f}");
+  row(contents.validation_loss, metric::kVal, metric::kLoss, "{:.4f}");
+  for (const SummaryRow& own : contents.summary) row(own.label, own.kind, own.key, own.format);
   row("mel frames/s", metric::kTrain, metric::kMelFramesPerSecond, "{:.0f}");
   row("seconds per step", metric::kTrain, metric::kStepSeconds, "{:.3f}");
   return html + "</table>";
@@ -302,10 +301,11 @@ std::string learning_section(const Page& page) {
                                         [](auto& a, auto& b) { return a.second < b.second; });
     wide = lo->second > 0 && hi->second / lo->second > 20;
   }
-  std::string html = "<h2 id=\"curves\">Loss and alignment</h2><div class=\"grid2\">";
+  const RunContents& contents = page.contents;
+  std::string html = "<h2 id=\"curves\">Losses and validation</h2><div class=\"grid2\">";
   html += page.figure("Loss", "loss",
-                      {page.curve("training loss", train, metric::kLoss),
-                       page.curve("validation loss", val, metric::kLoss, true)},
+                      {page.curve(contents.loss, train, metric::kLoss),
+                       page.curve(contents.validation_loss, val, metric::kLoss, true)},
                       wide ? logarithmic_y("loss (log scale)") : linear_y("loss"));
   // Every other loss the family logged: the records' keys ending in "_loss".
   std::vector<std::string> part_names;
@@ -320,21 +320,45 @@ std::string learning_section(const Page& page) {
   }
   std::vector<Series> parts;
   for (const std::string& part : part_names) parts.push_back(page.curve(part, train, part.c_str()));
-  html +=
-      page.figure("Training loss parts", "loss_parts", parts, logarithmic_y("loss (log scale)"));
-  html += page.figure(
-      "Alignment scores at each validation (1 = a sharp diagonal)", "alignment_scores",
-      {page.curve("diagonal score", val, metric::kDiagonalScore),
-       page.curve("focus rate", val, metric::kFocusRate),
-       page.curve("diagonal score, free-running", val, metric::kInferDiagonalScore, true),
-       page.curve("focus rate, free-running", val, metric::kInferFocusRate, true)},
-      linear_y("score", 0.0, 1.0));
-  html +=
-      page.figure("Free-running synthesis: stop token and length", "free_running",
-                  {page.curve("stop token fired (fraction)", val, metric::kInferStopFired),
-                   page.curve("max_decoder_steps hit (fraction)", val, metric::kInferMaxStepsHit),
-                   page.curve("generated / real frames", val, metric::kInferFrameRatio, true)},
-                  linear_y("fraction, ratio", 0.0));
+  if (!parts.empty()) {  // a family whose loss has no parts logs none
+    html +=
+        page.figure("Training loss parts", "loss_parts", parts, logarithmic_y("loss (log scale)"));
+  }
+  for (const ChartSpec& chart : contents.charts) {
+    std::vector<Series> series;
+    for (const CurveSpec& c : chart.curves) {
+      series.push_back(page.curve(c.label, c.kind, c.key, c.dashed));
+    }
+    html += page.figure(html_escape(chart.caption), chart.id, series,
+                        chart.log_y ? logarithmic_y(chart.y_label)
+                                    : linear_y(chart.y_label, chart.y_min, chart.y_max));
+  }
+  // Each optimizer's gradient norm and learning rate: "grad_norm" and "lr" are the first's, the
+  // others' keys end in their names.
+  std::vector<std::string> optimizer_keys;
+  for (const auto& record : page.metrics.records) {
+    if (record.kind != train) continue;
+    for (const auto& [key, value] : record.values) {
+      if (key.rfind(metric::kGradNorm, 0) == 0 &&
+          std::find(optimizer_keys.begin(), optimizer_keys.end(), key) == optimizer_keys.end()) {
+        optimizer_keys.push_back(key);
+      }
+    }
+  }
+  const std::string base = metric::kGradNorm;
+  std::vector<Series> norms, rates;
+  for (const std::string& key : optimizer_keys) {
+    const std::string suffix = key.substr(base.size());
+    std::string name = suffix.empty() ? (contents.optimizers.empty() ? std::string("optimizer")
+                                                                     : contents.optimizers[0])
+                                      : suffix.substr(1);
+    norms.push_back(page.curve(name, train, key));
+    rates.push_back(page.curve(name, train, metric::kLearningRate + suffix));
+  }
+  html += page.figure("Gradient norm of each optimizer", "grad_norms", norms,
+                      logarithmic_y("gradient norm (log scale)"));
+  html += page.figure("Learning rate of each optimizer", "learning_rates", rates,
+                      logarithmic_y("learning rate (log scale)"));
   return html + "</div>";
 }
 
@@ -358,27 +382,30 @@ std::string speed_section(const Page& page) {
       {page.curve("rank spread", train, metric::kRankSpread),
        page.curve("padded-frame imbalance", train, metric::kPaddedFramesImbalance, true)},
       linear_y("ratio", 1.0));
-  html += page.figure("Learning rate and gradient norm", "optimizer",
-                      {page.curve("learning rate", train, metric::kLearningRate),
-                       page.curve("gradient norm", train, metric::kGradNorm)},
-                      logarithmic_y("value (log scale)"));
   return html + "</div>";
 }
 
-// The latest validation's plots and audio sample, embedded.
+// The latest validation's plots and audio samples, those the family writes, embedded.
 std::string validation_section(const Page& page) {
   const fs::path& run = page.run;
   const ReportLimits& limits = page.limits;
+  const RunContents& contents = page.contents;
   std::string why;
   std::string html = "<h2 id=\"validation\">Latest validation</h2>";
+  if (contents.plots.empty() && contents.samples.empty()) {
+    return html + "<p>This run's family is not known: its plots and samples are not shown.</p>";
+  }
   auto plots = entries_of(run / "plots", limits.directory_entries);
-  std::optional<int64_t> plot_step = newest_step(plots, "step_", "_alignment.png");
-  if (!plot_step) plot_step = newest_step(plots, "step_", "_mel.png");
+  std::optional<int64_t> plot_step;
+  for (const PlotSpec& plot : contents.plots) {
+    if (plot_step) break;
+    plot_step = newest_step(plots, "step_", "_" + plot.name + ".png");
+  }
   if (plot_step) {
     html += fmt::format("<p>Plots of step {} (<code>plots/step_{}_*.png</code>).</p>", *plot_step,
                         *plot_step);
-    for (const char* kind : {"alignment", "mel"}) {
-      std::string file = fmt::format("step_{}_{}.png", *plot_step, kind);
+    for (const PlotSpec& plot : contents.plots) {
+      std::string file = fmt::format("step_{}_{}.png", *plot_step, plot.name);
       auto png = read_bounded(run / "plots" / file, limits.image_bytes, &why);
       if (png && png->compare(0, 8, "\x89PNG\r\n\x1a\n") != 0) {
         png.reset();
@@ -386,22 +413,25 @@ std::string validation_section(const Page& page) {
       }
       if (png) {
         html += fmt::format(
-            "<figure><img class=\"plot\" id=\"plot_{}\" alt=\"{}\" "
-            "src=\"data:image/png;base64,{}\"></figure>",
-            kind, html_escape(file), base64(*png));
+            "<figure><figcaption>{}</figcaption><img class=\"plot\" id=\"plot_{}\" "
+            "alt=\"{}\" src=\"data:image/png;base64,{}\"></figure>",
+            html_escape(plot.caption), html_escape(plot.name), html_escape(file), base64(*png));
       } else {
         html +=
             fmt::format("<p class=\"warn\">plots/{}: {}</p>", html_escape(file), html_escape(why));
       }
     }
-  } else {
-    html +=
-        "<p>No plots yet (<code>plots/step_N_alignment.png</code> appear at each validation "
-        "when <code>logging.plots</code> is on).</p>";
+  } else if (!contents.plots.empty()) {
+    html += fmt::format(
+        "<p>No plots yet (<code>plots/step_N_{}.png</code> appear at each validation when "
+        "<code>logging.plots</code> is on).</p>",
+        html_escape(contents.plots.front().name));
   }
   auto samples = entries_of(run / "samples", limits.directory_entries);
-  if (auto sample_step = newest_step(samples, "step_", ".wav")) {
-    std::string file = fmt::format("step_{}.wav", *sample_step);
+  for (const SampleSpec& sample : contents.samples) {
+    auto sample_step = newest_step(samples, "step_", sample.suffix + ".wav");
+    if (!sample_step) continue;
+    std::string file = fmt::format("step_{}{}.wav", *sample_step, sample.suffix);
     auto wav = read_bounded(run / "samples" / file, limits.audio_bytes, &why);
     if (wav &&
         (wav->size() < 12 || wav->compare(0, 4, "RIFF") != 0 || wav->compare(8, 4, "WAVE") != 0)) {
@@ -410,9 +440,9 @@ std::string validation_section(const Page& page) {
     }
     if (wav) {
       html += fmt::format(
-          "<p>Free-running synthesis of step {} (Griffin-Lim): <audio controls id=\"sample\" "
+          "<p>{}, step {}: <audio controls id=\"sample{}\" "
           "src=\"data:audio/wav;base64,{}\"></audio></p>",
-          *sample_step, base64(*wav));
+          html_escape(sample.label), *sample_step, html_escape(sample.suffix), base64(*wav));
     } else {
       html +=
           fmt::format("<p class=\"warn\">samples/{}: {}</p>", html_escape(file), html_escape(why));
@@ -474,7 +504,8 @@ std::vector<std::string> metrics_warnings(const Metrics& metrics, const ReportLi
 
 }  // namespace
 
-std::string render_run_report(const std::string& run_dir, const ReportLimits& limits) {
+std::string render_run_report(const std::string& run_dir, const RunContents& contents,
+                              const ReportLimits& limits) {
   const fs::path run(run_dir);
   std::error_code ec;
   TTS_CHECK(fs::is_directory(run, ec),
@@ -490,7 +521,8 @@ std::string render_run_report(const std::string& run_dir, const ReportLimits& li
       read_bounded(run / "config.yaml", limits.config_bytes, &config_problem);
   if (!config) warnings.push_back("config.yaml: " + config_problem);
 
-  const Page page{run, limits, metrics};
+  if (!contents.note.empty()) warnings.push_back(contents.note);
+  const Page page{run, limits, metrics, contents};
   const std::string nonce = random_nonce();
   const std::string name =
       run.filename().empty() ? run.parent_path().filename().string() : run.filename().string();
@@ -498,13 +530,14 @@ std::string render_run_report(const std::string& run_dir, const ReportLimits& li
   html += fmt::format("<h1>tts-train run <code>{}</code></h1>", html_escape(name));
   html +=
       fmt::format("<p class=\"meta\">{} &middot; report written {} &middot; {} metrics records</p>",
-                  html_escape(fs::absolute(run, ec).string()),
+                  html_escape(fs::absolute(run, ec).string()) +
+                      (contents.family.empty() ? "" : " &middot; " + html_escape(contents.family)),
                   utc_time(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())),
                   metrics.records.size());
   for (const auto& warning : warnings) {
     html += fmt::format("<p class=\"warn\">&#9888; {}</p>", html_escape(warning));
   }
-  html += summary_section(metrics);
+  html += summary_section(metrics, contents);
   html += learning_section(page);
   html += speed_section(page);
   html += validation_section(page);

@@ -45,4 +45,27 @@ inline std::string write_temp(const std::string& name, const std::string& text) 
   return path;
 }
 
+// `report RUN` run, its page (RUN/report.html) up to the config, which names every key of every
+// section; empty when the report failed.
+inline std::string report_sections(const std::string& run) {
+  CliResult report = run_cli("report " + run, true);
+  EXPECT_EQ(report.exit_code, 0) << report.output;
+  std::ifstream in(run + "/report.html");
+  std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return html.substr(0, html.find("<h2 id=\"config\""));
+}
+
+// A vocoder's report: the mel plot, the generated and the recorded sample, and nothing of an
+// acoustic model's (alignment, Griffin-Lim, free-running synthesis).
+inline void expect_vocoder_report(const std::string& html) {
+  for (const char* present : {"id=\"plot_mel\"", "id=\"sample\"", "id=\"sample_real\"",
+                              "recorded audio", "data-series=\"mel frames/s\""}) {
+    EXPECT_NE(html.find(present), std::string::npos) << present;
+  }
+  for (const char* absent :
+       {"lignment", "diagonal", "Griffin-Lim", "ree-running", "stop token", "class=\"warn\""}) {
+    EXPECT_EQ(html.find(absent), std::string::npos) << absent;
+  }
+}
+
 }  // namespace tts::test

@@ -134,6 +134,19 @@ TEST(ForwardCommand, Tacotron2ReproducesNvidiasTeacherForcedOutputs) {
                         "mel_postnet.npy --output alignments=" + out + "alignments.npy",
                     true),
             "forward");
+  // Two outputs of one file are refused before anything is written.
+  const std::string same = scratch("nvidia_same.npy");
+  CliResult twice =
+      run_cli("forward --checkpoint " + checkpoint + " --input text=" + dir +
+                  "/text.npy --input mel=" + dir + "/mels.npy --input text_lengths=" + dir +
+                  "/input_lengths.npy --input mel_lengths=" + dir +
+                  "/output_lengths.npy --output mel=" + same + " --output mel_postnet=" + same,
+              true);
+  EXPECT_EQ(twice.exit_code, 2) << twice.output;
+  EXPECT_NE(twice.output.find("would both write " + same + "; nothing was written"),
+            std::string::npos)
+      << twice.output;
+  EXPECT_FALSE(std::filesystem::exists(same));
   for (const std::string name : {"mel", "mel_postnet", "alignments"}) {
     torch::Tensor expected = npy(dir + "/expected_" + name + ".npy");
     torch::Tensor ours = npy(out + name + ".npy");
@@ -165,6 +178,24 @@ TEST(ForwardCommand, NamesAreCheckedAgainstTheFamilysAndListed) {
   EXPECT_EQ(missing.exit_code, 2) << missing.output;
   EXPECT_NE(missing.output.find("no folder"), std::string::npos) << missing.output;
   EXPECT_FALSE(std::filesystem::exists(scratch("x.npy")));
+  // The rule vocode and synthesize share (cli/outputs.h): the folder is named, an output is a
+  // .npy, and no output overwrites an input.
+  EXPECT_NE(missing.output.find("no folder " + scratch("no_such_folder") + " to write"),
+            std::string::npos)
+      << missing.output;
+  CliResult wav = run_cli(
+      base + " --input mel=" + dir + "/hifigan_mel.npy --output audio=" + scratch("x.wav"), true);
+  EXPECT_EQ(wav.exit_code, 2) << wav.output;
+  EXPECT_NE(wav.output.find("give a name ending in .npy"), std::string::npos) << wav.output;
+  const std::string input = scratch("input_mel.npy");
+  std::filesystem::copy_file(dir + "/hifigan_mel.npy", input,
+                             std::filesystem::copy_options::overwrite_existing);
+  const auto before = std::filesystem::file_size(input);
+  CliResult overwrite = run_cli(base + " --input mel=" + input + " --output audio=" + input, true);
+  EXPECT_EQ(overwrite.exit_code, 2) << overwrite.output;
+  EXPECT_NE(overwrite.output.find("would overwrite its input"), std::string::npos)
+      << overwrite.output;
+  EXPECT_EQ(std::filesystem::file_size(input), before);
 }
 
 }  // namespace

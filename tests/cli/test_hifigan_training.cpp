@@ -138,9 +138,16 @@ TEST_F(HifiganTraining, LogsBothUpdatesAndWritesSamplesPlotsAndValidation) {
   }
   EXPECT_TRUE(train_record);
   EXPECT_TRUE(val_record);
-  // The report renders the run.
-  CliResult report = run_cli("report " + run);
-  EXPECT_EQ(report.exit_code, 0) << report.output;
+  // The report shows HiFi-GAN's own metrics, both optimizers, its plot and samples.
+  const std::string html = tts::test::report_sections(run);
+  tts::test::expect_vocoder_report(html);
+  for (const char* series : {"generator loss", "validation mel L1", "discriminator_loss",
+                             "adversarial_loss", "feature_matching_loss", "mel L1, training",
+                             "mel L1, validation", "discriminator", "generator"}) {
+    EXPECT_NE(html.find("data-series=\"" + std::string(series) + "\""), std::string::npos)
+        << series;
+  }
+  EXPECT_NE(html.find("HiFi-GAN"), std::string::npos);
 }
 
 TEST_F(HifiganTraining, AConfigOrStoreWithoutWaveformsOrWithOtherMelsIsRefusedWithTheFix) {
@@ -185,6 +192,49 @@ TEST_F(HifiganTraining, VocodeAndSynthesizeCheckTheMelsThenSpeakWithTheVocoder) 
   ASSERT_EQ(vocoded.exit_code, 0) << vocoded.output;
   EXPECT_NE(vocoded.output.find("mel frames"), std::string::npos) << vocoded.output;
   EXPECT_TRUE(fs::exists(root_ + "/a.wav"));
+
+  // --out by the rule every command shares (cli/outputs.h), each refusal (exit 2) before
+  // anything is written: with several mels --out is a folder; two mels of one name would write
+  // one WAV; an extension vocode does not write; a missing folder above --out; an input as output.
+  const std::string outs = root_ + "/outs";
+  fs::create_directories(outs + "/a");
+  fs::create_directories(outs + "/b");
+  fs::copy_file(mel, outs + "/a/x.npy");
+  fs::copy_file(mel, outs + "/b/x.npy");
+  fs::copy_file(mel, outs + "/b/y.npy");
+  const std::string vocode = "vocode --checkpoint " + vocoder;
+  const std::string two = vocode + " --mel " + outs + "/a/x.npy --mel " + outs + "/b/x.npy";
+  for (const auto& [args, expected] : std::vector<std::pair<std::string, std::string>>{
+           {two + " --out " + outs + "/both.wav", "with 2 mels --out is a folder"},
+           {two + " --out " + outs + "/both.npy", "with 2 mels --out is a folder"},
+           {two + " --out " + outs + "/voc", "--mel " + outs + "/a/x.npy and --mel " + outs +
+                                                 "/b/x.npy would both write " + outs +
+                                                 "/voc/x.wav; nothing was written"},
+           {vocode + " --mel " + mel + " --out " + outs + "/x.mp3",
+            "give a file ending in .wav or .npy"},
+           {vocode + " --mel " + mel + " --out " + outs + "/no/x.wav",
+            "no folder " + outs + "/no to write " + outs + "/no/x.wav in"},
+           {vocode + " --mel " + mel + " --out " + outs + "/no/voc",
+            "no folder " + outs + "/no to create it in"},
+           {vocode + " --mel " + outs + "/a/x.npy --out " + outs + "/a/x.npy",
+            "would overwrite its input"}}) {
+    CliResult refused = run_cli(args, true);
+    EXPECT_EQ(refused.exit_code, 2) << args << "\n" << refused.output;
+    EXPECT_NE(refused.output.find(expected), std::string::npos) << refused.output;
+  }
+  for (const char* written : {"both.wav", "both.npy", "voc", "x.mp3", "no"}) {
+    EXPECT_FALSE(fs::exists(outs + "/" + written)) << written;
+  }
+  CliResult folder = run_cli(
+      vocode + " --mel " + outs + "/a/x.npy --mel " + outs + "/b/y.npy --out " + outs + "/voc",
+      true);
+  EXPECT_EQ(folder.exit_code, 0) << folder.output;
+  EXPECT_TRUE(fs::exists(outs + "/voc/x.wav"));
+  EXPECT_TRUE(fs::exists(outs + "/voc/y.wav"));
+  CliResult help = run_cli("vocode --help");
+  for (const char* kind : {"hifigan", "wavenet"}) {
+    EXPECT_NE(help.output.find(kind), std::string::npos) << help.output;
+  }
 
   // The same mel in a folder whose features.yaml says another fmax: refused, both values and the
   // fix named, nothing written.

@@ -62,6 +62,12 @@ TEST_F(ReportCommand, ReportsARealRunAndABrowserRendersIt) {
   EXPECT_NE(html.find("step_00000004.pt"), std::string::npos);
   EXPECT_NE(html.find("sample_rate: 22050"), std::string::npos);  // the config
   EXPECT_EQ(html.find("class=\"warn\""), std::string::npos) << "a real run has nothing to warn of";
+  // Its family's sections (FamilyEntry::report), none of a vocoder's.
+  EXPECT_NE(html.find("Tacotron-2"), std::string::npos);
+  EXPECT_NE(html.find("data-series=\"diagonal score\""), std::string::npos);
+  EXPECT_NE(html.find("Griffin-Lim"), std::string::npos);
+  EXPECT_EQ(html.find("id=\"sample_real\""), std::string::npos);
+  EXPECT_EQ(html.find("recorded audio"), std::string::npos);
 
   // The embedded plots are the run's own PNGs, whole. (std::regex would recurse once per
   // character over half a megabyte of base64: plain finds.)
@@ -79,6 +85,18 @@ TEST_F(ReportCommand, ReportsARealRunAndABrowserRendersIt) {
   CliResult elsewhere = run_cli("report " + run + " --out " + root_ + "/copy.html");
   ASSERT_EQ(elsewhere.exit_code, 0);
   EXPECT_TRUE(fs::exists(root_ + "/copy.html"));
+  // A run whose config.yaml is gone: the sections every run has, and why no more.
+  const std::string bare = root_ + "/bare_run";
+  fs::create_directories(bare);
+  fs::copy_file(run + "/metrics.jsonl", bare + "/metrics.jsonl",
+                fs::copy_options::overwrite_existing);
+  CliResult unknown = run_cli("report " + bare, true);
+  ASSERT_EQ(unknown.exit_code, 0) << unknown.output;
+  const std::string bare_html = tts::read_file(bare + "/report.html");
+  EXPECT_NE(bare_html.find("the run&#39;s family is not known (config.yaml: not a regular file)"),
+            std::string::npos);
+  EXPECT_NE(bare_html.find("data-series=\"training loss\""), std::string::npos);
+  EXPECT_EQ(bare_html.find("diagonal score"), std::string::npos);
   CliResult missing = run_cli("report " + root_ + "/no_such_run", true);
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.output.find("not a directory"), std::string::npos) << missing.output;

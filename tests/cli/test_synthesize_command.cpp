@@ -104,3 +104,46 @@ TEST(SynthesizeCommand, TextThatSaysNothingIsRefusedNamingItsCharacters) {
             std::string::npos)
       << spoken.output;
 }
+
+// --out by the rule every command shares (cli/outputs.h): with several sentences it is a folder
+// of N.wav (so two equal sentences never share a name), a file name there is refused, as are an
+// extension synthesize does not write and a missing folder above --out; nothing is written.
+TEST(SynthesizeCommand, OutputsAreCheckedBeforeAnythingIsWritten) {
+  const std::string dir = tts::test::fresh_dir("synthesize_outputs");
+  tts::config::Config config = tts::config::load_config(kTiny);
+  const std::string checkpoint = stop_at_once_checkpoint(dir, config);
+  ASSERT_FALSE(checkpoint.empty());
+  const std::string lines = tts::test::write_temp("two_lines.txt", "Say it.\nSay it.\n");
+  const std::string synthesize = "synthesize --checkpoint " + checkpoint;
+
+  tts::test::CliResult file =
+      run_cli(synthesize + " --text-file " + lines + " --out " + dir + "/both.wav", true);
+  EXPECT_EQ(file.exit_code, 2) << file.output;
+  EXPECT_NE(file.output.find("with 2 sentences --out is a folder"), std::string::npos)
+      << file.output;
+  EXPECT_FALSE(fs::exists(dir + "/both.wav"));
+
+  tts::test::CliResult mp3 = run_cli(synthesize + " --text Hi --out " + dir + "/a.mp3", true);
+  EXPECT_EQ(mp3.exit_code, 2) << mp3.output;
+  EXPECT_NE(mp3.output.find("give a file ending in .wav"), std::string::npos) << mp3.output;
+
+  tts::test::CliResult missing =
+      run_cli(synthesize + " --text-file " + lines + " --out " + dir + "/no/such", true);
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  EXPECT_NE(missing.output.find("no folder " + dir + "/no to create it in"), std::string::npos)
+      << missing.output;
+  EXPECT_FALSE(fs::exists(dir + "/no"));
+
+  tts::test::CliResult no_parent =
+      run_cli(synthesize + " --text Hi --out " + dir + "/no/a.wav", true);
+  EXPECT_EQ(no_parent.exit_code, 2) << no_parent.output;
+  EXPECT_NE(no_parent.output.find("no folder " + dir + "/no to write"), std::string::npos)
+      << no_parent.output;
+
+  tts::test::CliResult spoken =
+      run_cli(synthesize + " --text-file " + lines + " --out " + dir + "/said", true);
+  ASSERT_EQ(spoken.exit_code, 0) << spoken.output;
+  for (const char* file : {"1.wav", "1.mel.npy", "2.wav", "2.mel.npy"}) {
+    EXPECT_TRUE(fs::exists(dir + "/said/" + file)) << file;
+  }
+}

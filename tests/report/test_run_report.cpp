@@ -41,6 +41,19 @@ size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
+// What an acoustic model's run holds (as the family says it, FamilyEntry::report): alignment and
+// mel plots, a free-running sample, its alignment scores.
+tts::report::RunContents alignment_run() {
+  tts::report::RunContents contents;
+  contents.plots = {{"alignment", "alignment"}, {"mel", "mel"}};
+  contents.samples = {{"", "free-running synthesis"}};
+  contents.charts = {{"Alignment scores",
+                      "alignment_scores",
+                      {{"diagonal score", "val", "diagonal_score"}},
+                      "score"}};
+  return contents;
+}
+
 // A run as `train` leaves it: config, metrics of 20 steps with two validations, plots, a sample
 // and two checkpoints.
 std::string make_run(const std::string& dir) {
@@ -110,7 +123,7 @@ TEST(RunReport, EscapesWhatTheRunHoldsAndFollowsNoSymlink) {
   fs::create_symlink(secret, dir + "/plots/step_5_alignment.png");
   write(dir + "/checkpoints/step_<i>.pt", "x");
 
-  std::string html = render_run_report(dir);
+  std::string html = render_run_report(dir, alignment_run());
   EXPECT_EQ(html.find("<script>alert"), std::string::npos);
   EXPECT_EQ(html.find("<img src=x"), std::string::npos);
   EXPECT_EQ(html.find("<i>"), std::string::npos);
@@ -151,7 +164,7 @@ TEST(RunReport, ReadsOnlyTheTailOfAMetricsFileBeyondItsLimit) {
   tts::report::ReportLimits limits;
   limits.metrics_bytes = 4096;
   limits.points_per_curve = 10;
-  std::string html = render_run_report(dir, limits);
+  std::string html = render_run_report(dir, {}, limits);
   EXPECT_NE(html.find("only its last"), std::string::npos);
   // About 4096 / 42 bytes of records: the last 97 or so, every one whole.
   std::smatch records;
@@ -182,14 +195,15 @@ TEST(RunReport, RendersInChromiumWithCurvesPlotsAndAudioAndNoConsoleErrors) {
   if (chromium.empty()) GTEST_SKIP() << "no Chromium on PATH (scripts/setup.sh installs chromium)";
   std::string dir = make_run(scratch("browser") + "/run");
   std::string html_path = scratch("browser_page") + "/report.html";
-  tts::write_file_atomic(html_path, render_run_report(dir));
+  tts::write_file_atomic(html_path, render_run_report(dir, alignment_run()));
   auto page = tts::test::open_in_chromium(chromium, html_path, scratch("browser_chromium"));
   ASSERT_EQ(page.exit_code, 0);
   EXPECT_EQ(page.console, "") << "console messages while loading the report";
   // Our check script ran after the load event: both plots decoded.
   EXPECT_NE(page.dom.find("data-images-ok=\"2\""), std::string::npos) << page.dom.substr(0, 3000);
   EXPECT_NE(page.dom.find("data-images-broken=\"0\""), std::string::npos);
-  EXPECT_EQ(count(page.dom, "<svg class=\"chart\""), 8u);
+  EXPECT_EQ(count(page.dom, "<svg class=\"chart\""),
+            8u);  // 2 losses, scores, 2 optimizers, 3 speed
   for (const char* series : {"training loss", "validation loss", "diagonal score", "forward",
                              "exposed communication", "rank spread", "mel frames/s"}) {
     EXPECT_NE(page.dom.find("data-series=\"" + std::string(series) + "\""), std::string::npos)

@@ -17,6 +17,7 @@
 #include "tts/checkpoint/checkpoint.h"
 #include "tts/config/config.h"
 #include "tts/models/roles.h"
+#include "tts/report/run_report.h"
 #include "tts/train/family.h"
 
 namespace tts::models {
@@ -79,6 +80,8 @@ struct FamilyEntry {
   AcousticRole acoustic;
   std::vector<Converter> converters;
   ForwardRole forward;
+  // What the run report shows of a run of the family: its metrics, plots and samples.
+  report::RunContents report;
 };
 
 // Every model.kind, in the order its names are listed (config's ModelKind).

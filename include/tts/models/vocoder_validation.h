@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tts/config/config.h"
+#include "tts/report/run_report.h"
 #include "tts/train/family.h"
 
 namespace tts::dist {
@@ -30,6 +31,10 @@ std::vector<size_t> validation_share(size_t utterances, int rank, int world);
 // validation_share: {mean, items}. Collective.
 std::pair<double, double> mean_over_ranks(dist::Communicator& comm, size_t utterances, double sum,
                                           double count);
+
+// What the run report shows of every vocoder's run (VocoderValidation's files: the mel plot, the
+// generated and the real audio); `family` names it.
+report::RunContents vocoder_run_contents(const std::string& family);
 
 struct VocoderSample {
   std::string id;

@@ -4,9 +4,50 @@
 #include "tts/models/tacotron2/gta.h"
 #include "tts/models/tacotron2/network.h"
 #include "tts/models/tacotron2/synthesize.h"
+#include "tts/report/metric_names.h"
 #include "tts/text/symbols.h"
 
 namespace tts::tacotron2 {
+namespace {
+
+// Its alignment scores and free-running synthesis at each validation, with their plots and
+// Griffin-Lim sample.
+report::RunContents run_contents() {
+  namespace metric = report::metric;
+  const std::string val = metric::kVal;
+  report::RunContents contents;
+  contents.family = "Tacotron-2";
+  contents.optimizers = {"model"};
+  contents.summary = {{"diagonal score (teacher-forced)", val, metric::kDiagonalScore, "{:.3f}"},
+                      {"focus rate (teacher-forced)", val, metric::kFocusRate, "{:.3f}"},
+                      {"diagonal score (free-running)", val, metric::kInferDiagonalScore, "{:.3f}"},
+                      {"stop token fired (free-running)", val, metric::kInferStopFired, "{:.2f}"}};
+  report::ChartSpec scores{
+      "Alignment scores at each validation (1 = a sharp diagonal)",
+      "alignment_scores",
+      {{"diagonal score", val, metric::kDiagonalScore},
+       {"focus rate", val, metric::kFocusRate},
+       {"diagonal score, free-running", val, metric::kInferDiagonalScore, true},
+       {"focus rate, free-running", val, metric::kInferFocusRate, true}},
+      "score"};
+  scores.y_min = 0.0;
+  scores.y_max = 1.0;
+  report::ChartSpec free_running{
+      "Free-running synthesis: stop token and length",
+      "free_running",
+      {{"stop token fired (fraction)", val, metric::kInferStopFired},
+       {"max_decoder_steps hit (fraction)", val, metric::kInferMaxStepsHit},
+       {"generated / real frames", val, metric::kInferFrameRatio, true}},
+      "fraction, ratio"};
+  free_running.y_min = 0.0;
+  contents.charts = {scores, free_running};
+  contents.plots = {{"alignment", "Attention alignment (teacher-forced)"},
+                    {"mel", "Target, teacher-forced and free-running mels with the stop token"}};
+  contents.samples = {{"", "Free-running synthesis (Griffin-Lim)"}};
+  return contents;
+}
+
+}  // namespace
 
 models::FamilyEntry entry() {
   models::FamilyEntry entry;
@@ -20,6 +61,7 @@ models::FamilyEntry entry() {
   entry.acoustic.gta = run_gta;
   entry.converters = {nvidia_converter()};
   entry.forward = forward_role();
+  entry.report = run_contents();
   return entry;
 }
 

@@ -34,7 +34,6 @@ void synthesize(const models::TrainedCheckpoint& read, const models::SynthesisRe
   text::TextProcessor text_processor(config.text);
   audio::AudioProcessor processor(config.audio);
   auto log = log::get("synthesize");
-  if (request.to_directory) fs::create_directories(request.out);
   // Every sentence is read before any is spoken: one that says nothing is refused before the
   // others' minutes of synthesis.
   std::vector<std::string> cleaned_sentences(request.sentences.size());
@@ -43,6 +42,7 @@ void synthesize(const models::TrainedCheckpoint& read, const models::SynthesisRe
     sentence_ids.push_back(text_processor.speakable_ids(
         request.sentences[i], fmt::format("sentence {}", i + 1), &cleaned_sentences[i]));
   }
+  if (request.to_directory) fs::create_directory(request.out);  // its parent was checked
   int padded = 0, unstopped = 0;
   torch::NoGradGuard no_grad;
   for (size_t i = 0; i < request.sentences.size(); ++i) {

@@ -1,6 +1,7 @@
 // What WaveNet registers (models/registry.h): training, bench and inspect, and its roles after
 // training: vocoder, r9y9's files, forward.
 #include "tts/models/parameter_budget.h"
+#include "tts/models/vocoder_validation.h"
 #include "tts/models/wavenet/family.h"
 #include "tts/models/wavenet/parameter_count.h"
 
@@ -19,6 +20,11 @@ models::FamilyEntry entry() {
   entry.load_vocoder = load_vocoder;
   entry.converters = {r9y9_converter()};
   entry.forward = forward_role();
+  // One optimizer on r9y9's mixture negative log-likelihood, validated on held-out windows.
+  entry.report = models::vocoder_run_contents("WaveNet");
+  entry.report.loss = "training loss (mixture NLL per sample)";
+  entry.report.validation_loss = "validation NLL per sample";
+  entry.report.optimizers = {"model"};
   return entry;
 }
 
