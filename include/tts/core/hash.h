@@ -2,6 +2,7 @@
 // threads or the rank (the train/validation split, a training window's position).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -15,11 +16,17 @@ inline uint64_t mix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// A hash of the string `id` under `seed` (FNV-1a, then mixed).
-inline uint64_t hash_id(const std::string& id, int64_t seed) {
+// A hash of `size` bytes at `data` under `seed` (FNV-1a, then mixed).
+inline uint64_t hash_bytes(const void* data, size_t size, int64_t seed) {
   uint64_t hash = 0xCBF29CE484222325ULL;
-  for (unsigned char c : id) hash = (hash ^ c) * 0x100000001B3ULL;
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < size; ++i) hash = (hash ^ bytes[i]) * 0x100000001B3ULL;
   return mix64(hash ^ mix64(static_cast<uint64_t>(seed)));
+}
+
+// A hash of the string `id` under `seed`.
+inline uint64_t hash_id(const std::string& id, int64_t seed) {
+  return hash_bytes(id.data(), id.size(), seed);
 }
 
 }  // namespace tts

@@ -88,9 +88,8 @@ uint64_t weights_digest(const torch::nn::Module& model) {
   uint64_t digest = 0;
   for (const auto& item : model.named_parameters()) {
     torch::Tensor t = item.value().detach().to(torch::kCPU).contiguous();
-    const std::string bytes(static_cast<const char*>(t.data_ptr()), t.nbytes());
-    digest =
-        hash_id(bytes, static_cast<int64_t>(hash_id(item.key(), static_cast<int64_t>(digest))));
+    digest = hash_bytes(t.data_ptr(), t.nbytes(),
+                        static_cast<int64_t>(hash_id(item.key(), static_cast<int64_t>(digest))));
   }
   return digest;
 }
