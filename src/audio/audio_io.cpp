@@ -2,8 +2,11 @@
 
 #include <sndfile.h>
 #include <soxr.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -82,6 +85,70 @@ struct SndfileCloser {
 };
 using SndfilePtr = std::unique_ptr<SNDFILE, SndfileCloser>;
 
+// Note [libsndfile never holds a descriptor]
+// libsndfile 1.2 closes the descriptor given to sf_open_fd when it refuses the file, even when
+// asked not to (close_desc = SF_FALSE); the FileDescriptor that owns it then closes the same
+// number again, which in a preprocessing worker closes whatever another thread opened under it
+// meanwhile (a store's temporary, failing with "Bad file descriptor"). So libsndfile is given no
+// descriptor at all: it reads and writes through these callbacks, which use pread/pwrite on a
+// descriptor the caller owns and keep their own offset. Nothing libsndfile does can close it.
+struct DescriptorIo {
+  int fd;
+  sf_count_t offset = 0;
+};
+
+sf_count_t io_length(void* user) {
+  struct stat status {};
+  if (::fstat(static_cast<DescriptorIo*>(user)->fd, &status) != 0) return -1;
+  return static_cast<sf_count_t>(status.st_size);
+}
+
+sf_count_t io_seek(sf_count_t offset, int whence, void* user) {
+  auto* io = static_cast<DescriptorIo*>(user);
+  sf_count_t base = 0;
+  if (whence == SEEK_CUR) base = io->offset;
+  if (whence == SEEK_END) base = io_length(user);
+  if (base < 0 || offset < -base) return -1;
+  io->offset = base + offset;
+  return io->offset;
+}
+
+sf_count_t io_read(void* buffer, sf_count_t count, void* user) {
+  auto* io = static_cast<DescriptorIo*>(user);
+  sf_count_t done = 0;
+  while (done < count) {
+    const ssize_t n = ::pread(io->fd, static_cast<char*>(buffer) + done,
+                              static_cast<size_t>(count - done), io->offset + done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += n;
+  }
+  io->offset += done;
+  return done;
+}
+
+sf_count_t io_write(const void* buffer, sf_count_t count, void* user) {
+  auto* io = static_cast<DescriptorIo*>(user);
+  sf_count_t done = 0;
+  while (done < count) {
+    const ssize_t n = ::pwrite(io->fd, static_cast<const char*>(buffer) + done,
+                               static_cast<size_t>(count - done), io->offset + done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += n;
+  }
+  io->offset += done;
+  return done;
+}
+
+sf_count_t io_tell(void* user) { return static_cast<DescriptorIo*>(user)->offset; }
+
+// Opens the file behind `io` (which must outlive the result); nullptr when libsndfile refuses it.
+SndfilePtr open_sound(DescriptorIo& io, int mode, SF_INFO& info) {
+  static SF_VIRTUAL_IO callbacks{io_length, io_seek, io_read, io_write, io_tell};
+  return SndfilePtr(sf_open_virtual(&callbacks, mode, &info, &io));
+}
+
 std::vector<float> to_mono(const std::vector<float>& interleaved, int64_t frames, int channels,
                            config::Channels mode, const std::string& path) {
   if (channels == 1) return interleaved;
@@ -110,7 +177,8 @@ std::vector<float> read_audio(const std::string& path, const config::AudioOption
   // A corpus's files may be links its owner made; FIFOs and devices are refused without blocking.
   const FileDescriptor fd = open_regular_file_for_read(path, Symlinks::kFollow);
   SF_INFO info{};
-  SndfilePtr file(sf_open_fd(fd.get(), SFM_READ, &info, SF_FALSE));
+  DescriptorIo io{fd.get()};
+  SndfilePtr file = open_sound(io, SFM_READ, info);
   TTS_CHECK(file != nullptr,
             "{}: cannot read audio: {} (expected WAV, FLAC or OGG readable by libsndfile)", path,
             sf_strerror(nullptr));
@@ -207,7 +275,8 @@ void write_wav(const std::string& path, const std::vector<float>& samples, int s
   info.format = SF_FORMAT_WAV | SF_FORMAT_PCM_16;
   AtomicFile out(path);
   {
-    SndfilePtr file(sf_open_fd(out.fd().get(), SFM_WRITE, &info, SF_FALSE));
+    DescriptorIo io{out.fd().get()};
+    SndfilePtr file = open_sound(io, SFM_WRITE, info);
     TTS_CHECK(file != nullptr, "{}: cannot write WAV: {}", path, sf_strerror(nullptr));
     sf_count_t written =
         sf_write_short(file.get(), pcm.data(), static_cast<sf_count_t>(pcm.size()));

@@ -4,15 +4,18 @@
 #include <sndfile.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <thread>
 
 #include "audio_test_util.h"
 #include "tts/audio/audio_io.h"
 #include "tts/audio/audio_processor.h"
 #include "tts/core/error.h"
+#include "tts/core/fs.h"
 
 namespace tts::audio {
 namespace {
@@ -161,6 +164,47 @@ TEST(AudioIo, BadFilesAreErrorsNamingTheFile) {
   expect_error_naming(
       tiny, [&] { processor.compute_file(tiny, false); }, "shorter than one frame");
   expect_error_naming(empty, [&] { processor.compute_file(empty, false); });
+}
+
+// Files libsndfile refuses, read in one thread while another writes files: the reader must never
+// close a descriptor that is not its own (Note [libsndfile never holds a descriptor]). With
+// sf_open_fd, libsndfile closed the refused file's descriptor and its owner closed the number
+// again, closing the writer's temporary under it ("Bad file descriptor").
+TEST(AudioIo, RefusedFilesCloseNoDescriptorOfAnotherThread) {
+  config::AudioOptions options;
+  const std::string garbage = tmp_path("garbage_for_threads.wav");
+  write_bytes(garbage, "this is not a wav file at all");
+  const std::string written = tmp_path("written_by_a_thread.bin");
+  const std::string bytes(4096, 'x');
+  std::atomic<bool> stop{false};
+  std::atomic<int> refused{0};
+  std::thread reader([&] {
+    while (!stop) {
+      try {
+        read_audio(garbage, options);
+      } catch (const Error&) {
+        ++refused;
+      }
+    }
+  });
+  int writes = 0;
+  std::string failure;
+  for (; writes < 2000 && failure.empty(); ++writes) {
+    try {
+      write_file_atomic(written, bytes);
+      if (read_file(written) != bytes) failure = "the file read back differs";
+    } catch (const Error& e) {
+      failure = e.what();
+    }
+  }
+  stop = true;
+  reader.join();
+  EXPECT_EQ(failure, "") << "after " << writes << " writes and " << refused << " refused reads";
+  EXPECT_GT(refused, 0);
+  // Sounds libsndfile accepts still read and write through the same path.
+  const std::string good = tmp_path("good_after_threads.wav");
+  write_wav(good, {0.25f, -0.5f}, 22050);
+  EXPECT_EQ(read_audio(good, options), (std::vector<float>{0.25f, -0.5f}));
 }
 
 // FLAC reports a PCM subtype: the check that an uncompressed file holds its samples goes by the
