@@ -113,12 +113,14 @@ sf_count_t io_seek(sf_count_t offset, int whence, void* user) {
   return io->offset;
 }
 
-sf_count_t io_read(void* buffer, sf_count_t count, void* user) {
+// Moves `count` bytes at the offset with pread or pwrite, retrying short and interrupted calls.
+template <class Buffer, class Transfer>
+sf_count_t io_transfer(Buffer* buffer, sf_count_t count, void* user, Transfer transfer) {
   auto* io = static_cast<DescriptorIo*>(user);
   sf_count_t done = 0;
   while (done < count) {
-    const ssize_t n = ::pread(io->fd, static_cast<char*>(buffer) + done,
-                              static_cast<size_t>(count - done), io->offset + done);
+    const ssize_t n = transfer(io->fd, buffer + done, static_cast<size_t>(count - done),
+                               static_cast<off_t>(io->offset + done));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     done += n;
@@ -127,18 +129,12 @@ sf_count_t io_read(void* buffer, sf_count_t count, void* user) {
   return done;
 }
 
+sf_count_t io_read(void* buffer, sf_count_t count, void* user) {
+  return io_transfer(static_cast<char*>(buffer), count, user, ::pread);
+}
+
 sf_count_t io_write(const void* buffer, sf_count_t count, void* user) {
-  auto* io = static_cast<DescriptorIo*>(user);
-  sf_count_t done = 0;
-  while (done < count) {
-    const ssize_t n = ::pwrite(io->fd, static_cast<const char*>(buffer) + done,
-                               static_cast<size_t>(count - done), io->offset + done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    done += n;
-  }
-  io->offset += done;
-  return done;
+  return io_transfer(static_cast<const char*>(buffer), count, user, ::pwrite);
 }
 
 sf_count_t io_tell(void* user) { return static_cast<DescriptorIo*>(user)->offset; }
