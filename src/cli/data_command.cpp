@@ -29,6 +29,11 @@ Runner setup_data(CLI::App& app) {
     data::StoreCheckReport report = data::check_store(*data_dir, config);
     for (const auto& problem : report.problems) std::cout << problem << "\n";
     std::cout << std::flush;
+    for (const auto& speaker : report.speakers) {
+      logger->info("speaker {}: {} utterances ({} for training, {} for validation), {:.1f} min",
+                   speaker.name.empty() ? "(unnamed)" : speaker.name, speaker.utterances,
+                   speaker.train, speaker.val, speaker.minutes);
+    }
     if (report.too_long > 0) {
       logger->info("data.max_frames={} will drop {} utterances", config.data.max_frames,
                    report.too_long);

@@ -6,6 +6,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 #include <type_traits>
 
@@ -13,14 +14,17 @@
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
 #include "tts/core/logging.h"
+#include "tts/core/printable.h"
+#include "tts/data/corpus.h"
 #include "tts/formats/npy.h"
 #include "tts/text/phonemizer.h"
 
 namespace tts::data {
 namespace {
 
-const char* const kHeader = "id\tn_frames\tn_samples\tmel\tlinear\twaveform\ttext";
-// Stores written before waveforms were kept.
+const char* const kHeader = "id\tn_frames\tn_samples\tmel\tlinear\twaveform\tspeaker\ttext";
+// Stores written before speakers were kept, and before waveforms were.
+const char* const kHeaderWithoutSpeakers = "id\tn_frames\tn_samples\tmel\tlinear\twaveform\ttext";
 const char* const kHeaderWithoutWaveforms = "id\tn_frames\tn_samples\tmel\tlinear\ttext";
 
 // The store's settings against the config: audio.* through the one comparison of mel settings,
@@ -219,11 +223,12 @@ std::vector<Utterance> read_utterance_list(const std::string& dir, const std::st
   std::string line;
   std::getline(in, line);
   if (!line.empty() && line.back() == '\r') line.pop_back();
-  const bool with_waveform_column = line == kHeader;
+  const bool with_speaker_column = line == kHeader;
+  const bool with_waveform_column = with_speaker_column || line == kHeaderWithoutSpeakers;
   TTS_CHECK(with_waveform_column || line == kHeaderWithoutWaveforms,
             "{} line 1: expected the header '{}', found '{}'", path,
-            fmt::format("{}", fmt::join(split_tabs(kHeader, 7), " ")), line);
-  const size_t columns = with_waveform_column ? 7 : 6;
+            fmt::format("{}", fmt::join(split_tabs(kHeader, 8), " ")), printable(line));
+  const size_t columns = with_speaker_column ? 8 : with_waveform_column ? 7 : 6;
   std::vector<Utterance> list;
   int line_number = 1;
   while (std::getline(in, line)) {
@@ -270,6 +275,12 @@ std::vector<Utterance> read_utterance_list(const std::string& dir, const std::st
     if (with_waveform_column && fields[5] != "-" && !fields[5].empty()) {
       check_inside_store(dir, fields[5], path, line_number, u.id);
       u.waveform_path = dir + "/" + fields[5];
+    }
+    if (with_speaker_column) {
+      u.speaker = fields[6];
+      const std::string problem = speaker_name_problem(u.speaker);
+      TTS_CHECK(problem.empty(), "{} line {} (utterance {}): {}; re-run tts-train preprocess", path,
+                line_number, u.id, problem);
     }
     u.text = fields[columns - 1];
     list.push_back(std::move(u));
@@ -363,6 +374,20 @@ FeatureStore FeatureStore::open(const std::string& dir, const config::Config& co
                 "re-run tts-train preprocess with audio.waveforms: true",
                 store.dir_, u.id, config.model.kind);
     }
+  }
+  std::map<std::string, StoreSpeaker> speakers;
+  for (const auto* list : {&store.train_, &store.val_}) {
+    for (const auto& u : *list) {
+      StoreSpeaker& speaker = speakers[u.speaker];
+      speaker.name = u.speaker;
+      ++speaker.utterances;
+      speaker.minutes +=
+          static_cast<double>(u.n_samples) / store.store_config_.audio.sample_rate / 60;
+    }
+  }
+  for (auto& [name, speaker] : speakers) {
+    speaker.id = static_cast<int64_t>(store.speakers_.size());
+    store.speakers_.push_back(speaker);
   }
   drop_long(store.train_, config.data.max_frames, "training");
   drop_long(store.val_, config.data.max_frames, "validation");

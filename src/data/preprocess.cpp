@@ -21,7 +21,7 @@
 #include "tts/core/fs.h"
 #include "tts/core/logging.h"
 #include "tts/core/timer.h"
-#include "tts/data/ljspeech.h"
+#include "tts/data/corpus.h"
 #include "tts/data/store_writer.h"
 #include "tts/data/text_bounds.h"
 #include "tts/text/text_processor.h"
@@ -182,7 +182,6 @@ struct Outcome {
 // Everything one utterance needs; shared by the worker threads (read-only but for the journal).
 struct Job {
   const config::Config& config;
-  const std::string& input_dir;
   const text::TextProcessor& text;
   const StoreWriter& writer;
   Journal& journal;
@@ -205,7 +204,7 @@ std::string too_long_reason(const config::Config& config, int64_t n_samples) {
                      config.data.max_seconds);
 }
 
-Outcome process(const Job& job, const audio::AudioProcessor& audio, const MetadataEntry& entry) {
+Outcome process(const Job& job, const audio::AudioProcessor& audio, const CorpusEntry& entry) {
   const auto& options = job.config.audio;
   std::string cleaned;
   std::vector<int64_t> ids;
@@ -237,9 +236,7 @@ Outcome process(const Job& job, const audio::AudioProcessor& audio, const Metada
     return skip(
         fmt::format("empty transcript: nothing is left of \"{}\" after cleaning", entry.text));
   }
-  const AudioLookup audio_file = find_ljspeech_audio(job.input_dir, entry.id);
-  if (!audio_file.problem.empty()) return skip(audio_file.problem);
-  const std::string& wav = audio_file.path;
+  const std::string& wav = entry.audio;
   std::optional<WavStamp> stamp = stamp_of(wav);
   if (!stamp) return skip(fmt::format("missing audio: '{}' is not a regular file", wav));
 
@@ -258,7 +255,8 @@ Outcome process(const Job& job, const audio::AudioProcessor& audio, const Metada
                    StoreWriter::mel_path(entry.id),
                    options.linear ? StoreWriter::linear_path(entry.id) : "-",
                    options.waveforms ? StoreWriter::waveform_path(entry.id) : "-",
-                   cleaned};
+                   cleaned,
+                   entry.speaker};
     outcome.original_rate = record->original_rate;
     outcome.reused = true;
   } else {
@@ -293,6 +291,7 @@ Outcome process(const Job& job, const audio::AudioProcessor& audio, const Metada
     }
     if (auto problem = text_problem(features.n_samples)) return skip(*problem);
     outcome.row = job.writer.write_utterance(entry.id, features, cleaned);
+    outcome.row.speaker = entry.speaker;
     outcome.original_rate = original_rate;
     job.journal.append(entry.id,
                        {outcome.row.n_frames, outcome.row.n_samples, original_rate, *stamp});
@@ -303,6 +302,24 @@ Outcome process(const Job& job, const audio::AudioProcessor& audio, const Metada
   if (auto problem = text_problem(outcome.row.n_samples)) return skip(*problem);
   outcome.kept = true;
   return outcome;
+}
+
+// Names, in one warning, every speaker of a corpus of several with less audio than `min_minutes`
+// (a one-speaker corpus's hours are in the summary line).
+void warn_about_small_speakers(const std::vector<StoreSpeaker>& speakers, double min_minutes) {
+  if (speakers.size() < 2) return;
+  std::vector<std::string> small;
+  for (const auto& speaker : speakers) {
+    if (speaker.minutes < min_minutes) {
+      small.push_back(fmt::format("{} ({:.1f} min, {} utterance{})", speaker.name, speaker.minutes,
+                                  speaker.utterances, speaker.utterances == 1 ? "" : "s"));
+    }
+  }
+  if (small.empty()) return;
+  log::get("data")->warn(
+      "{} of {} speakers have less than data.min_speaker_minutes = {} min of audio: {}; a voice "
+      "from so little data is best fine-tuned from a model trained on more",
+      small.size(), speakers.size(), min_minutes, fmt::join(small, ", "));
 }
 
 std::string category(const std::string& reason) { return reason.substr(0, reason.find(':')); }
@@ -319,10 +336,10 @@ class SingleThreadedTorch {
   int previous_;
 };
 
-// Runs `process` on every entry of `metadata` into `outcomes`, one thread per AudioProcessor of
+// Runs `process` on every entry of `corpus` into `outcomes`, one thread per AudioProcessor of
 // `audio`, with a progress line; stops early on `stop` or on a worker's failure to write the
 // store, which is rethrown. Returns the entries finished.
-int64_t process_all(const Job& job, const Metadata& metadata,
+int64_t process_all(const Job& job, const Corpus& corpus,
                     std::vector<std::unique_ptr<audio::AudioProcessor>>& audio,
                     const std::atomic<bool>* stop, std::vector<Outcome>& outcomes) {
   auto logger = log::get("data");
@@ -342,7 +359,7 @@ int64_t process_all(const Job& job, const Metadata& metadata,
           size_t index = next++;
           if (index >= outcomes.size()) return;
           try {
-            outcomes[index] = process(job, *audio[static_cast<size_t>(w)], metadata.entries[index]);
+            outcomes[index] = process(job, *audio[static_cast<size_t>(w)], corpus.entries[index]);
           } catch (...) {  // the store cannot be written: stop everything
             std::lock_guard<std::mutex> lock(failure_mutex);
             if (!failure) failure = std::current_exception();
@@ -369,18 +386,18 @@ int64_t process_all(const Job& job, const Metadata& metadata,
   return finished.load();
 }
 
-// The store's rows and its errors (the metadata's problems and the skipped entries, by line),
+// The store's rows and its errors (the corpus's problems and the skipped entries, by line),
 // counted into `summary`.
-void collect(const Metadata& metadata, const std::vector<Outcome>& outcomes, int sample_rate,
+void collect(const Corpus& corpus, const std::vector<Outcome>& outcomes, int sample_rate,
              PreprocessSummary& summary, std::vector<StoreRow>& rows,
              std::vector<StoreError>& errors) {
-  for (const auto& problem : metadata.problems) {
+  for (const auto& problem : corpus.problems) {
     errors.push_back({problem.line, problem.id, problem.reason});
   }
   for (size_t i = 0; i < outcomes.size(); ++i) {
     const Outcome& outcome = outcomes[i];
     if (!outcome.kept) {
-      errors.push_back({metadata.entries[i].line, metadata.entries[i].id, outcome.reason});
+      errors.push_back({corpus.entries[i].line, corpus.entries[i].id, outcome.reason});
       continue;
     }
     rows.push_back(outcome.row);
@@ -396,8 +413,8 @@ void collect(const Metadata& metadata, const std::vector<Outcome>& outcomes, int
 
 }  // namespace
 
-PreprocessSummary preprocess_ljspeech(const config::Config& config,
-                                      const PreprocessRequest& request) {
+PreprocessSummary preprocess_corpus(const config::Config& config,
+                                    const PreprocessRequest& request) {
   TTS_USAGE_CHECK(!request.input_dir.empty(), "preprocess: no input corpus; pass --input DIR");
   TTS_USAGE_CHECK(!request.output_dir.empty(), "preprocess: no output store; pass --output DIR");
   std::error_code error;
@@ -406,16 +423,17 @@ PreprocessSummary preprocess_ljspeech(const config::Config& config,
                   request.output_dir);
   Stopwatch watch;
   auto logger = log::get("data");
-  Metadata metadata = read_ljspeech_metadata(request.input_dir);
+  const Corpus corpus = read_corpus(config.data, request.input_dir);
   PreprocessSummary summary;
-  summary.inputs = static_cast<int64_t>(metadata.entries.size() + metadata.problems.size());
-  TTS_CHECK(summary.inputs > 0, "'{}/metadata.csv' lists no utterance", request.input_dir);
+  summary.inputs = corpus.inputs();
+  TTS_CHECK(summary.inputs > 0, "the {} corpus '{}' holds no utterance", config.data.corpus,
+            request.input_dir);
 
   text::TextProcessor text(config.text);
   std::vector<std::unique_ptr<audio::AudioProcessor>> audio;
   int workers =
       request.workers > 0 ? request.workers : static_cast<int>(std::thread::hardware_concurrency());
-  workers = std::clamp<int>(workers, 1, std::max<int>(1, metadata.entries.size()));
+  workers = std::clamp<int>(workers, 1, std::max<int>(1, corpus.entries.size()));
   for (int w = 0; w < workers; ++w) {
     audio.push_back(std::make_unique<audio::AudioProcessor>(config.audio));
   }
@@ -425,12 +443,12 @@ PreprocessSummary preprocess_ljspeech(const config::Config& config,
   writer.remove_temporaries();
   writer.remove_tables();
   Journal journal((fs::path(request.output_dir) / kStateDir / kJournalFile).string(), reuse);
-  Job job{config, request.input_dir, text, writer, journal, reuse};
+  Job job{config, text, writer, journal, reuse};
 
   logger->info("preprocessing {} utterances from '{}' into '{}' with {} workers",
-               metadata.entries.size(), request.input_dir, request.output_dir, workers);
-  std::vector<Outcome> outcomes(metadata.entries.size());
-  const int64_t finished = process_all(job, metadata, audio, request.stop, outcomes);
+               corpus.entries.size(), request.input_dir, request.output_dir, workers);
+  std::vector<Outcome> outcomes(corpus.entries.size());
+  const int64_t finished = process_all(job, corpus, audio, request.stop, outcomes);
   if (finished < static_cast<int64_t>(outcomes.size())) {
     summary.interrupted = true;
     summary.seconds = watch.seconds();
@@ -443,12 +461,16 @@ PreprocessSummary preprocess_ljspeech(const config::Config& config,
 
   std::vector<StoreRow> rows;
   std::vector<StoreError> errors;
-  collect(metadata, outcomes, config.audio.sample_rate, summary, rows, errors);
+  collect(corpus, outcomes, config.audio.sample_rate, summary, rows, errors);
   summary.kept = static_cast<int64_t>(rows.size());
   summary.skipped = static_cast<int64_t>(errors.size());
 
   writer.write_errors(errors);
-  writer.write_metadata(rows, split_train_val(rows, config.data.val_size, config.data.split_seed));
+  const std::vector<StoreSpeaker> speakers = count_speakers(rows, config.audio.sample_rate);
+  summary.speakers = static_cast<int64_t>(speakers.size());
+  writer.write_metadata(rows, split_train_val(rows, config.data.val_size, config.data.split_seed),
+                        speakers);
+  warn_about_small_speakers(speakers, config.data.min_speaker_minutes);
   text.report();
 
   std::vector<std::string> reasons;
@@ -457,9 +479,10 @@ PreprocessSummary preprocess_ljspeech(const config::Config& config,
   }
   summary.seconds = watch.seconds();
   logger->info(
-      "kept {} of {} utterances ({} reused from an earlier run); skipped {}{}; {:.2f} h of audio, "
-      "{} frames, {} files resampled; {} ({:.1f} clips/s, {} workers)",
-      summary.kept, summary.inputs, summary.reused, summary.skipped,
+      "kept {} of {} utterances of {} speaker{} ({} reused from an earlier run); skipped {}{}; "
+      "{:.2f} h of audio, {} frames, {} files resampled; {} ({:.1f} clips/s, {} workers)",
+      summary.kept, summary.inputs, summary.speakers, summary.speakers == 1 ? "" : "s",
+      summary.reused, summary.skipped,
       reasons.empty() ? "" : fmt::format(" ({})", fmt::join(reasons, ", ")), summary.hours,
       summary.frames, summary.resampled_files, format_duration(summary.seconds),
       static_cast<double>(outcomes.size()) / std::max(summary.seconds, 1e-9), workers);

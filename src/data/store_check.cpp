@@ -5,11 +5,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 
 #include "tts/core/error.h"
+#include "tts/core/fs.h"
 #include "tts/core/logging.h"
 #include "tts/core/timer.h"
 #include "tts/data/feature_store.h"
@@ -92,6 +95,66 @@ std::optional<std::string> feature_file_problem(const std::string& path, const s
   return non_finite_values(path, id, bins);
 }
 
+// Per-speaker counts of metadata.tsv and the split; a row of train.tsv or val.tsv whose speaker
+// is not metadata.tsv's, and a speakers.tsv that disagrees with metadata.tsv, are problems.
+std::vector<SpeakerCounts> count_speakers(const std::string& dir,
+                                          std::map<std::string, std::vector<Utterance>>& lists,
+                                          int sample_rate, std::vector<std::string>& problems) {
+  std::map<std::string, SpeakerCounts> by_name;
+  std::map<std::string, std::string> speaker_of;
+  for (const auto& u : lists["metadata.tsv"]) {
+    SpeakerCounts& counts = by_name[u.speaker];
+    counts.name = u.speaker;
+    ++counts.utterances;
+    counts.minutes += static_cast<double>(u.n_samples) / sample_rate / 60;
+    speaker_of[u.id] = u.speaker;
+  }
+  for (const char* name : {"train.tsv", "val.tsv"}) {
+    for (const auto& u : lists[name]) {
+      auto found = speaker_of.find(u.id);
+      if (found == speaker_of.end()) continue;  // reported as not in metadata.tsv
+      if (found->second != u.speaker) {
+        problems.push_back(
+            fmt::format("{}/{}: utterance {} is spoken by '{}' there and by '{}' in "
+                        "metadata.tsv; re-run tts-train preprocess",
+                        dir, name, u.id, u.speaker, found->second));
+        continue;
+      }
+      ++(std::string(name) == "train.tsv" ? by_name[u.speaker].train : by_name[u.speaker].val);
+    }
+  }
+  const std::string table = dir + "/speakers.tsv";
+  std::error_code error;
+  if (std::filesystem::exists(table, error)) {
+    try {
+      std::istringstream in(read_file(table));
+      std::string line;
+      std::getline(in, line);
+      std::map<std::string, int64_t> listed;
+      while (std::getline(in, line)) {
+        std::istringstream fields(line);
+        std::string speaker;
+        int64_t id = 0;
+        int64_t utterances = 0;
+        if (fields >> speaker >> id >> utterances) listed[speaker] = utterances;
+      }
+      std::map<std::string, int64_t> counted;
+      for (const auto& [name, counts] : by_name) counted[name] = counts.utterances;
+      if (listed != counted) {
+        problems.push_back(fmt::format(
+            "{}: its speakers and their counts differ from metadata.tsv's ({} against {} "
+            "speakers); re-run tts-train preprocess",
+            table, listed.size(), counted.size()));
+      }
+    } catch (const Error& e) {
+      problems.push_back(e.what());
+    }
+  }
+  std::vector<SpeakerCounts> speakers;
+  for (auto& [name, counts] : by_name) speakers.push_back(counts);
+  return speakers;
+}
+
 }  // namespace
 
 StoreCheckReport check_store(const std::string& dir_argument, const config::Config& config) {
@@ -151,6 +214,7 @@ StoreCheckReport check_store(const std::string& dir_argument, const config::Conf
     }
   }
 
+  report.speakers = count_speakers(dir, lists, config.audio.sample_rate, problems);
   const bool need_linear = config.audio.linear || config.model.predict_linear;
   report.utterances = static_cast<int64_t>(all.size());
   Progress progress("utterances", report.utterances, log::get("data"));

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <numeric>
 
 #include "tts/audio/audio_processor.h"
@@ -19,8 +20,8 @@ namespace tts::data {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr const char* kTables[] = {"features.yaml", "metadata.tsv", "train.tsv", "val.tsv",
-                                   "errors.tsv"};
+constexpr const char* kTables[] = {"features.yaml", "metadata.tsv", "train.tsv",
+                                   "val.tsv",       "errors.tsv",   "speakers.tsv"};
 
 std::string tsv_field(const std::string& text) {
   std::string out = text;
@@ -38,6 +39,51 @@ void write_tensor(const std::string& path, const torch::Tensor& tensor) {
 
 }  // namespace
 
+namespace {
+
+// The first `count` of `indices` in the order of their ids' seeded hashes.
+std::vector<size_t> chosen_by_hash(const std::vector<StoreRow>& rows, std::vector<size_t> indices,
+                                   int64_t count, int64_t seed) {
+  std::vector<uint64_t> keys(indices.size());
+  std::vector<size_t> order(indices.size());
+  std::iota(order.begin(), order.end(), 0);
+  for (size_t i = 0; i < indices.size(); ++i) keys[i] = hash_id(rows[indices[i]].id, seed);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return keys[a] != keys[b] ? keys[a] < keys[b] : rows[indices[a]].id < rows[indices[b]].id;
+  });
+  std::vector<size_t> chosen;
+  for (int64_t k = 0; k < count; ++k) chosen.push_back(indices[order[static_cast<size_t>(k)]]);
+  return chosen;
+}
+
+// Validation rows per speaker (`sizes` of each) summing to about `total`: shares in proportion
+// to the sizes, by largest remainder; then at least one from, and at least one kept by, every
+// speaker with two rows or more.
+std::vector<int64_t> speaker_shares(const std::vector<int64_t>& sizes, int64_t total) {
+  int64_t n = 0;
+  for (int64_t size : sizes) n += size;
+  std::vector<int64_t> shares(sizes.size());
+  std::vector<std::pair<double, size_t>> remainders;
+  int64_t given = 0;
+  for (size_t s = 0; s < sizes.size(); ++s) {
+    const double exact = static_cast<double>(total) * static_cast<double>(sizes[s]) / n;
+    shares[s] = static_cast<int64_t>(std::floor(exact));
+    given += shares[s];
+    remainders.push_back({-(exact - std::floor(exact)), s});
+  }
+  std::sort(remainders.begin(), remainders.end());
+  for (size_t k = 0; given < total && k < remainders.size(); ++k, ++given) {
+    ++shares[remainders[k].second];
+  }
+  for (size_t s = 0; s < sizes.size(); ++s) {
+    if (total > 0 && sizes[s] >= 2) shares[s] = std::max<int64_t>(shares[s], 1);
+    shares[s] = std::min<int64_t>(shares[s], std::max<int64_t>(sizes[s] - 1, 0));
+  }
+  return shares;
+}
+
+}  // namespace
+
 Split split_train_val(const std::vector<StoreRow>& rows, double val_size, int64_t seed) {
   auto n = static_cast<int64_t>(rows.size());
   int64_t wanted = val_size < 1 ? std::llround(val_size * static_cast<double>(n))
@@ -49,25 +95,60 @@ Split split_train_val(const std::vector<StoreRow>& rows, double val_size, int64_
         "training keeps at least one",
         wanted, n, count);
   }
-  std::vector<size_t> order(rows.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::vector<uint64_t> keys(rows.size());
-  for (size_t i = 0; i < rows.size(); ++i) keys[i] = hash_id(rows[i].id, seed);
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return keys[a] != keys[b] ? keys[a] < keys[b] : rows[a].id < rows[b].id;
-  });
+  std::map<std::string, std::vector<size_t>> by_speaker;
+  for (size_t i = 0; i < rows.size(); ++i) by_speaker[rows[i].speaker].push_back(i);
   std::vector<bool> in_val(rows.size(), false);
-  for (int64_t k = 0; k < count; ++k) in_val[order[static_cast<size_t>(k)]] = true;
+  if (by_speaker.size() <= 1) {
+    std::vector<size_t> all(rows.size());
+    std::iota(all.begin(), all.end(), 0);
+    for (size_t i : chosen_by_hash(rows, all, count, seed)) in_val[i] = true;
+  } else {
+    std::vector<int64_t> sizes;
+    for (const auto& [speaker, indices] : by_speaker) {
+      sizes.push_back(static_cast<int64_t>(indices.size()));
+    }
+    const std::vector<int64_t> shares = speaker_shares(sizes, count);
+    size_t s = 0;
+    for (const auto& [speaker, indices] : by_speaker) {
+      for (size_t i : chosen_by_hash(rows, indices, shares[s++], seed)) in_val[i] = true;
+    }
+  }
   Split split;
   for (size_t i = 0; i < rows.size(); ++i) (in_val[i] ? split.val : split.train).push_back(rows[i]);
   return split;
 }
 
 std::string format_store_tsv(const std::vector<StoreRow>& rows) {
-  std::string out = "id\tn_frames\tn_samples\tmel\tlinear\twaveform\ttext\n";
+  std::string out = "id\tn_frames\tn_samples\tmel\tlinear\twaveform\tspeaker\ttext\n";
   for (const auto& row : rows) {
-    out += fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{}\n", row.id, row.n_frames, row.n_samples, row.mel,
-                       row.linear, row.waveform, tsv_field(row.text));
+    out +=
+        fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n", row.id, row.n_frames, row.n_samples,
+                    row.mel, row.linear, row.waveform, tsv_field(row.speaker), tsv_field(row.text));
+  }
+  return out;
+}
+
+std::vector<StoreSpeaker> count_speakers(const std::vector<StoreRow>& rows, int sample_rate) {
+  std::map<std::string, StoreSpeaker> by_name;
+  for (const auto& row : rows) {
+    StoreSpeaker& speaker = by_name[row.speaker];
+    speaker.name = row.speaker;
+    ++speaker.utterances;
+    speaker.minutes += static_cast<double>(row.n_samples) / sample_rate / 60;
+  }
+  std::vector<StoreSpeaker> speakers;
+  for (auto& [name, speaker] : by_name) {
+    speaker.id = static_cast<int64_t>(speakers.size());
+    speakers.push_back(speaker);
+  }
+  return speakers;
+}
+
+std::string format_speakers_tsv(const std::vector<StoreSpeaker>& speakers) {
+  std::string out = "name\tid\tutterances\tminutes\n";
+  for (const auto& speaker : speakers) {
+    out += fmt::format("{}\t{}\t{}\t{:.3f}\n", tsv_field(speaker.name), speaker.id,
+                       speaker.utterances, speaker.minutes);
   }
   return out;
 }
@@ -126,7 +207,9 @@ StoreRow StoreWriter::write_utterance(const std::string& id, const audio::Featur
   return row;
 }
 
-void StoreWriter::write_metadata(const std::vector<StoreRow>& rows, const Split& split) const {
+void StoreWriter::write_metadata(const std::vector<StoreRow>& rows, const Split& split,
+                                 const std::vector<StoreSpeaker>& speakers) const {
+  write_file_atomic((fs::path(dir_) / "speakers.tsv").string(), format_speakers_tsv(speakers));
   write_file_atomic((fs::path(dir_) / "train.tsv").string(), format_store_tsv(split.train));
   write_file_atomic((fs::path(dir_) / "val.tsv").string(), format_store_tsv(split.val));
   write_file_atomic((fs::path(dir_) / "metadata.tsv").string(), format_store_tsv(rows));

@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -272,4 +274,65 @@ TEST_F(PreprocessCommand, TwoAudioFilesForOneIdAreSkippedNamingBoth) {
       << errors;
   EXPECT_TRUE(fs::exists(store + "/mels/" + ids[0] + ".npy"));
   EXPECT_FALSE(fs::exists(store + "/mels/" + ids[1] + ".npy"));
+}
+
+// Corpora of several espeak-ng voices in each multi-speaker layout (scripts/make_corpus.sh),
+// through the real CLI: the same speakers and utterances whatever the layout, every speaker in
+// validation, and `data check` printing each speaker's counts.
+TEST_F(PreprocessCommand, SpeakersOfEveryLayoutReachTheStoreAndItsSplit) {
+  std::map<std::string, std::string> tables;
+  for (const std::string layout : {"vctk", "libritts", "csv"}) {
+    const std::string corpus = kTmp + "/speakers_" + layout;
+    const std::string make = "LAYOUT=" + layout +
+                             " VOICES='en-us+f3 en-gb+m2 en+m3' MAX_CHARS=50 " + TTS_SOURCE_DIR +
+                             "/scripts/make_corpus.sh " + corpus + " 4 >/dev/null";
+    ASSERT_EQ(std::system(make.c_str()), 0) << layout;
+    const std::string store = kTmp + "/speakers_store_" + layout;
+    const std::string log = kTmp + "/speakers_" + layout + ".log";
+    ASSERT_EQ(run_cli({"preprocess", "--config", kConfig, "--corpus", layout, "--input", corpus,
+                       "--output", store, "--workers", "2", "--set", "data.val_size=3"},
+                      log),
+              0)
+        << tts::read_file(log);
+    EXPECT_NE(tts::read_file(log).find("kept 12 of 12 utterances of 3 speakers"), std::string::npos)
+        << tts::read_file(log);
+    EXPECT_NE(tts::read_file(log).find("3 of 3 speakers have less than data.min_speaker_minutes"),
+              std::string::npos);
+    EXPECT_EQ(tts::read_file(store + "/speakers.tsv")
+                  .rfind("name\tid\tutterances\tminutes\nen-gb_m2\t0\t4\t0.", 0),
+              0u)
+        << tts::read_file(store + "/speakers.tsv");
+    std::set<std::string> heard;
+    for (const std::string& row : lines_of(store + "/val.tsv")) {
+      const size_t start = row.find("\ten");  // the speaker column, after the waveform's "-"
+      if (start != std::string::npos)
+        heard.insert(row.substr(start + 1, row.find('\t', start + 1) - start - 1));
+    }
+    EXPECT_EQ(heard, (std::set<std::string>{"en-gb_m2", "en-us_f3", "en_m3"})) << layout;
+    // The tables name the same speakers: only where the audio came from differs.
+    std::string speakers;
+    for (const std::string& line : lines_of(store + "/speakers.tsv")) {
+      speakers += line.substr(0, line.rfind('\t')) + "\n";
+    }
+    tables[layout] = speakers;
+
+    const std::string check_log = kTmp + "/speakers_check_" + layout + ".log";
+    ASSERT_EQ(run_cli({"data", "check", "--config", kConfig, "--data", store}, check_log), 0)
+        << tts::read_file(check_log);
+    EXPECT_NE(tts::read_file(check_log).find(
+                  "speaker en-us_f3: 4 utterances (3 for training, 1 for validation)"),
+              std::string::npos)
+        << tts::read_file(check_log);
+  }
+  EXPECT_EQ(tables["vctk"], tables["libritts"]);
+  EXPECT_EQ(tables["vctk"], tables["csv"]);
+
+  // A corpus of the wrong layout is a usage error naming what is missing.
+  const std::string log = kTmp + "/speakers_wrong.log";
+  EXPECT_EQ(run_cli({"preprocess", "--config", kConfig, "--corpus", "vctk", "--input", kCorpus,
+                     "--output", kTmp + "/speakers_wrong"},
+                    log),
+            2);
+  EXPECT_NE(tts::read_file(log).find("is not a VCTK-layout corpus"), std::string::npos)
+      << tts::read_file(log);
 }

@@ -97,7 +97,7 @@ class Preprocess : public ::testing::Test {
 
   static tts::data::PreprocessSummary run(const std::string& out, int workers,
                                           const tts::config::Config& c = config()) {
-    return tts::data::preprocess_ljspeech(c, {kCorpus, out, workers, nullptr});
+    return tts::data::preprocess_corpus(c, {kCorpus, out, workers, nullptr});
   }
 
   static std::string first_id_;
@@ -123,11 +123,12 @@ TEST_F(Preprocess, WritesAValidStoreAndReportsEveryBadInput) {
   // metadata.tsv: header, one row per kept clip, arrays that match it.
   std::vector<std::string> rows = lines_of(out + "/metadata.tsv");
   ASSERT_EQ(rows.size(), static_cast<size_t>(kGoodClips + 1));
-  EXPECT_EQ(rows[0], "id\tn_frames\tn_samples\tmel\tlinear\twaveform\ttext");
+  EXPECT_EQ(rows[0], "id\tn_frames\tn_samples\tmel\tlinear\twaveform\tspeaker\ttext");
   int64_t frames = 0;
   for (size_t i = 1; i < rows.size(); ++i) {
     std::vector<std::string> fields = split(rows[i], '\t');
-    ASSERT_EQ(fields.size(), 7u) << rows[i];
+    ASSERT_EQ(fields.size(), 8u) << rows[i];
+    EXPECT_EQ(fields[6], "corpus");  // an ljspeech-layout corpus's speaker: its folder's name
     EXPECT_EQ(fields[3], "mels/" + fields[0] + ".npy");
     EXPECT_EQ(fields[4], "-");
     EXPECT_EQ(fields[5], "-");  // no waveforms without audio.waveforms
@@ -340,10 +341,10 @@ TEST(SplitTrainVal, DependsOnIdsAndSeedOnlyAndKeepsRowOrder) {
 
 TEST(StoreTables, TsvHasTheHeaderAndNoTabsInsideText) {
   std::vector<tts::data::StoreRow> rows = {
-      {"A", 3, 700, "mels/A.npy", "-", "waveforms/A.npy", "tab\there\nand newline"}};
+      {"A", 3, 700, "mels/A.npy", "-", "waveforms/A.npy", "tab\there\nand newline", "p225"}};
   EXPECT_EQ(tts::data::format_store_tsv(rows),
-            "id\tn_frames\tn_samples\tmel\tlinear\twaveform\ttext\n"
-            "A\t3\t700\tmels/A.npy\t-\twaveforms/A.npy\ttab here and newline\n");
+            "id\tn_frames\tn_samples\tmel\tlinear\twaveform\tspeaker\ttext\n"
+            "A\t3\t700\tmels/A.npy\t-\twaveforms/A.npy\tp225\ttab here and newline\n");
   EXPECT_EQ(tts::data::format_errors_tsv({{7, "B", "missing wav: no file 'x'"}}),
             "line\tid\treason\n7\tB\tmissing wav: no file 'x'\n");
 }
@@ -357,7 +358,7 @@ TEST_F(Preprocess, KeepsTheTrimmedWaveformEachMelWasComputedFrom) {
   tts::audio::AudioProcessor processor(c.audio);
   for (size_t i = 1; i < rows.size(); ++i) {
     std::vector<std::string> fields = split(rows[i], '\t');
-    ASSERT_EQ(fields.size(), 7u);
+    ASSERT_EQ(fields.size(), 8u);
     EXPECT_EQ(fields[5], "waveforms/" + fields[0] + ".npy");
     tts::formats::NpyArray wave = tts::formats::read_npy(out + "/" + fields[5]);
     ASSERT_EQ(wave.shape, std::vector<int64_t>{std::stoll(fields[2])});
@@ -420,7 +421,7 @@ TEST_F(Preprocess, TranscriptsPastTheTextBoundsAreSkippedByName) {
              << dense_id << "|" << dense << "|" << dense << "\n";
     for (size_t i = 2; i < good.size(); ++i) metadata << good[i] << "\n";
   }
-  tts::data::PreprocessSummary summary = tts::data::preprocess_ljspeech(
+  tts::data::PreprocessSummary summary = tts::data::preprocess_corpus(
       config({"data.max_skip_fraction=0.5"}), {corpus, kTmp + "/long_text", 2, nullptr});
   EXPECT_EQ(summary.skipped_by_reason["too much text"], 2);
   EXPECT_EQ(summary.kept, kGoodClips - 2);

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tts/config/field.h"
 
@@ -11,6 +12,12 @@ namespace tts::config {
 // What the loader does with a feature file that fails its checks.
 enum class OnBadFile { kSkip, kError };
 TTS_CHOICE_NAMES(OnBadFile, {OnBadFile::kSkip, "skip"}, {OnBadFile::kError, "error"});
+
+// How `tts-train preprocess` finds a corpus's utterances, speakers and transcripts (the
+// layouts are described in docs/corpora.md).
+enum class CorpusLayout { kLjspeech, kVctk, kLibritts, kCsv };
+TTS_CHOICE_NAMES(CorpusLayout, {CorpusLayout::kLjspeech, "ljspeech"}, {CorpusLayout::kVctk, "vctk"},
+                 {CorpusLayout::kLibritts, "libritts"}, {CorpusLayout::kCsv, "csv"});
 
 // Ceilings no real corpus reaches: these numbers size what the loader holds in memory.
 // Seconds of audio per utterance: training clips last seconds; 600 s is the audio reader's limit.
@@ -32,6 +39,13 @@ inline constexpr int kMaxLoaderWorkers = 1024;
 
 struct DataOptions {
   // Each field's meaning is documented once, in visit(); dumped configs carry it as a comment.
+  CorpusLayout corpus = CorpusLayout::kLjspeech;
+  std::string speaker;
+  std::string csv_file = "metadata.csv";
+  std::vector<std::string> csv_columns{"path", "speaker", "text"};
+  std::string csv_delimiter = "|";
+  bool csv_header = false;
+  double min_speaker_minutes = 1.0;
   double val_size = 100;
   int64_t split_seed = 1234;
   double max_seconds = 15.0;
@@ -45,6 +59,19 @@ struct DataOptions {
 
   template <class V>
   void visit(V& v) {
+    v("corpus", corpus,
+      "the corpus's layout: ljspeech (metadata.csv + wavs/), vctk (txt/SPK/ID.txt + wav48*/SPK/), "
+      "libritts (SPK/CHAPTER/ID.wav + ID.normalized.txt) or csv (data.csv_file)");
+    v("speaker", speaker,
+      "the speaker of an ljspeech-layout corpus (one speaker); empty = the corpus folder's name");
+    v("csv_file", csv_file, "corpus: csv: the table, relative to the corpus folder");
+    v("csv_columns", csv_columns,
+      "corpus: csv: the table's columns in order: path, text, and optionally speaker, id, ignore");
+    v("csv_delimiter", csv_delimiter, "corpus: csv: the one character between columns");
+    v("csv_header", csv_header, "corpus: csv: the table's first line names its columns (skipped)");
+    v("min_speaker_minutes", min_speaker_minutes,
+      "preprocess names, in a warning, the speakers of a corpus of several with less audio than "
+      "this, minutes");
     v("val_size", val_size, "validation split: a count of utterances (>= 1) or a fraction (< 1)");
     v("split_seed", split_seed, "seed of the deterministic train/validation split");
     v("max_seconds", max_seconds, "preprocess skips clips longer than this (after trimming), s");

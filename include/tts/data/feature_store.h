@@ -1,8 +1,8 @@
 // Reader of the feature store FEATS/ that `tts-train preprocess` writes:
-//   metadata.tsv, train.tsv, val.tsv  header `id n_frames n_samples mel linear waveform text`
-//                                     (tab-separated; mel/linear/waveform relative to FEATS or
-//                                     `-`; text already cleaned; tables without the waveform
-//                                     column, from older stores, are read too)
+//   metadata.tsv, train.tsv, val.tsv  header `id n_frames n_samples mel linear waveform speaker
+//                                     text` (tab-separated; mel/linear/waveform relative to FEATS
+//                                     or `-`; text already cleaned; tables without the speaker or
+//                                     waveform columns, from older stores, are read too)
 //   mels/ID.npy                       [frames, n_mels] float32
 //   linear/ID.npy                     [frames, n_fft/2+1] float32 (when audio.linear)
 //   waveforms/ID.npy                  [n_samples] float32 (when audio.waveforms)
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "tts/config/config.h"
+#include "tts/data/store_writer.h"
 
 namespace tts::data {
 
@@ -30,6 +31,7 @@ struct Utterance {
   std::string waveform_path;  // absolute, or empty when the store keeps no waveforms
   int64_t n_samples = 0;      // samples of the trimmed waveform the mel was computed from
   std::string text;           // cleaned text
+  std::string speaker;        // the speaker's name; "" in stores written before speakers were kept
 };
 
 class FeatureStore {
@@ -50,6 +52,9 @@ class FeatureStore {
   int n_mels() const { return store_config_.audio.n_mels; }
   int n_linear() const { return store_config_.audio.n_linear(); }
   bool has_linear() const { return store_config_.audio.linear; }
+  // The speakers of train.tsv and val.tsv (before data.max_frames drops any), ids in name order;
+  // one (named "" in an older store) for a one-speaker corpus.
+  const std::vector<StoreSpeaker>& speakers() const { return speakers_; }
 
  private:
   std::string dir_;
@@ -57,6 +62,7 @@ class FeatureStore {
   config::Config store_config_;
   std::vector<Utterance> train_;
   std::vector<Utterance> val_;
+  std::vector<StoreSpeaker> speakers_;
 };
 
 // The settings recorded in `dir`/features.yaml. Throws tts::Error naming the file when it is

@@ -1,4 +1,5 @@
-// `tts-train preprocess`: an LJSpeech-format corpus -> a feature store (see store_writer.h).
+// `tts-train preprocess`: a corpus (any layout of tts/data/corpus.h) -> a feature store (see
+// store_writer.h).
 //
 // Utterances are processed in parallel by `workers` threads (each runs torch single-threaded, so
 // the output does not depend on the number of workers). The run is resumable: every file is
@@ -22,7 +23,7 @@
 namespace tts::data {
 
 struct PreprocessRequest {
-  std::string input_dir;   // has metadata.csv and wavs/
+  std::string input_dir;   // the corpus, laid out as config.data.corpus says
   std::string output_dir;  // the feature store
   int workers = 0;         // threads; 0 = one per core
   // When set and it becomes true (e.g. from a SIGINT handler), no new utterance is started; the
@@ -31,9 +32,10 @@ struct PreprocessRequest {
 };
 
 struct PreprocessSummary {
-  int64_t inputs = 0;  // metadata lines that were not blank
+  int64_t inputs = 0;  // utterances and problems the corpus reader found
   int64_t kept = 0;
-  int64_t reused = 0;  // of `kept`, taken over from an earlier run
+  int64_t speakers = 0;  // of the kept utterances
+  int64_t reused = 0;    // of `kept`, taken over from an earlier run
   int64_t skipped = 0;
   std::map<std::string, int64_t> skipped_by_reason;  // "missing wav" -> 3
   int64_t frames = 0;
@@ -48,7 +50,6 @@ struct PreprocessSummary {
 // data.max_skip_fraction of the inputs were skipped, else writes features.yaml (so a store
 // without it is incomplete or failed). Throws UsageError for a bad request or config and
 // tts::Error when the corpus cannot be read or the store cannot be written.
-PreprocessSummary preprocess_ljspeech(const config::Config& config,
-                                      const PreprocessRequest& request);
+PreprocessSummary preprocess_corpus(const config::Config& config, const PreprocessRequest& request);
 
 }  // namespace tts::data

@@ -12,7 +12,17 @@
 
 namespace tts::data {
 
+// One speaker's utterances in metadata.tsv, and how the split shares them.
+struct SpeakerCounts {
+  std::string name;
+  int64_t utterances = 0;
+  int64_t train = 0;
+  int64_t val = 0;
+  double minutes = 0.0;  // of audio, at the store's sample rate
+};
+
 struct StoreCheckReport {
+  std::vector<SpeakerCounts> speakers;  // in name order
   int64_t utterances = 0;             // distinct utterances in metadata.tsv, train.tsv and val.tsv
   int64_t files = 0;                  // .npy files checked
   int64_t too_long = 0;               // utterances that data.max_frames will drop (not a problem)

@@ -4,9 +4,11 @@
 //   FEATS/linear/ID.npy    [frames, n_fft/2+1] float32, only when audio.linear is on
 //   FEATS/waveforms/ID.npy [n_samples] float32, the trimmed signal the mel was computed from, only
 //                          when audio.waveforms is on (vocoders train on it)
-//   FEATS/metadata.tsv     header "id n_frames n_samples mel linear waveform text"
+//   FEATS/metadata.tsv     header "id n_frames n_samples mel linear waveform speaker text"
 //                          (tab-separated); mel, linear and waveform are paths relative to FEATS
-//                          ("-" when absent); text is cleaned
+//                          ("-" when absent); speaker is the speaker's name; text is cleaned
+//   FEATS/speakers.tsv     header "name id utterances minutes": every speaker of metadata.tsv,
+//                          ids 0, 1, ... in the order of their names
 //   FEATS/train.tsv, val.tsv  the same columns, a deterministic split of metadata.tsv's rows
 //   FEATS/errors.tsv       header "line id reason": every input that was skipped
 //   FEATS/features.yaml    tts_train_version, the audio and text sections (as dump_sections()
@@ -35,10 +37,19 @@ struct StoreRow {
   std::string linear;    // "linear/ID.npy", or "-"
   std::string waveform;  // "waveforms/ID.npy", or "-"
   std::string text;      // cleaned
+  std::string speaker;   // the speaker's name
+};
+
+// A speaker of the store: `id` is its index in the store's names, sorted.
+struct StoreSpeaker {
+  std::string name;
+  int64_t id = 0;
+  int64_t utterances = 0;
+  double minutes = 0.0;
 };
 
 struct StoreError {
-  int64_t line = 0;  // line of metadata.csv
+  int64_t line = 0;  // line of the corpus's table; 0 for a corpus of one file per utterance
   std::string id;
   std::string reason;
 };
@@ -57,13 +68,22 @@ struct Split {
 };
 
 // A deterministic split: `val_size` rows (a count >= 1, or a fraction < 1 of the rows, rounded)
-// chosen by a seeded hash of each id, so the choice depends only on (ids, val_size, seed), not on
-// row order or the number of workers. At least one row stays in train. Both keep `rows`' order.
+// chosen by a seeded hash of each id, so the choice depends only on (ids, speakers, val_size,
+// seed), not on row order or the number of workers. At least one row stays in train. With several
+// speakers the count is shared among them in proportion to their rows (largest remainders), and
+// every speaker with two rows or more gives at least one (so validation hears every voice) and
+// keeps at least one for training. Both keep `rows`' order.
 Split split_train_val(const std::vector<StoreRow>& rows, double val_size, int64_t seed);
 
 // The text of metadata.tsv (also train.tsv and val.tsv) for `rows`, header included. Tabs and
 // line breaks inside text become spaces.
 std::string format_store_tsv(const std::vector<StoreRow>& rows);
+
+// The speakers of `rows` with their counts (minutes at `sample_rate`), ids in name order.
+std::vector<StoreSpeaker> count_speakers(const std::vector<StoreRow>& rows, int sample_rate);
+
+// The text of speakers.tsv, header included.
+std::string format_speakers_tsv(const std::vector<StoreSpeaker>& speakers);
 
 // The text of errors.tsv, header included.
 std::string format_errors_tsv(const std::vector<StoreError>& errors);
@@ -89,8 +109,9 @@ class StoreWriter {
   StoreRow write_utterance(const std::string& id, const audio::Features& features,
                            const std::string& text) const;
 
-  // metadata.tsv, train.tsv and val.tsv.
-  void write_metadata(const std::vector<StoreRow>& rows, const Split& split) const;
+  // metadata.tsv, train.tsv and val.tsv, and speakers.tsv.
+  void write_metadata(const std::vector<StoreRow>& rows, const Split& split,
+                      const std::vector<StoreSpeaker>& speakers) const;
   void write_errors(const std::vector<StoreError>& errors) const;
   void write_features_yaml(const config::Config& config, const StoreCounts& counts) const;
 

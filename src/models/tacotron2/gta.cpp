@@ -55,7 +55,7 @@ void write_store_tables(const std::string& out, const data::FeatureStore& source
     std::vector<data::StoreRow> rows;
     for (const data::Utterance& u : list) {
       rows.push_back({u.id, u.n_frames, u.n_samples, data::StoreWriter::mel_path(u.id), "-",
-                      data::StoreWriter::waveform_path(u.id), u.text});
+                      data::StoreWriter::waveform_path(u.id), u.text, u.speaker});
     }
     return rows;
   };
@@ -63,7 +63,7 @@ void write_store_tables(const std::string& out, const data::FeatureStore& source
   std::vector<data::StoreRow> all = split.train;
   all.insert(all.end(), split.val.begin(), split.val.end());
   data::StoreWriter writer(out, false, true);
-  writer.write_metadata(all, split);
+  writer.write_metadata(all, split, data::count_speakers(all, config.audio.sample_rate));
   config::Config settings = config;
   settings.audio.linear = false;
   settings.audio.waveforms = true;
