@@ -97,7 +97,7 @@ std::optional<std::string> feature_file_problem(const std::string& path, const s
 
 // Per-speaker counts of metadata.tsv and the split; a row of train.tsv or val.tsv whose speaker
 // is not metadata.tsv's, and a speakers.tsv that disagrees with metadata.tsv, are problems.
-std::vector<SpeakerCounts> count_speakers(const std::string& dir,
+std::vector<SpeakerCounts> speaker_counts(const std::string& dir,
                                           std::map<std::string, std::vector<Utterance>>& lists,
                                           int sample_rate, std::vector<std::string>& problems) {
   std::map<std::string, SpeakerCounts> by_name;
@@ -214,7 +214,7 @@ StoreCheckReport check_store(const std::string& dir_argument, const config::Conf
     }
   }
 
-  report.speakers = count_speakers(dir, lists, config.audio.sample_rate, problems);
+  report.speakers = speaker_counts(dir, lists, config.audio.sample_rate, problems);
   const bool need_linear = config.audio.linear || config.model.predict_linear;
   report.utterances = static_cast<int64_t>(all.size());
   Progress progress("utterances", report.utterances, log::get("data"));
