@@ -22,6 +22,7 @@ struct SynthesizeArgs {
   std::string out;
   std::string vocoder;
   bool plot = false;
+  int batch = 8;
 };
 
 Runner setup_synthesize(CLI::App& app) {
@@ -40,6 +41,10 @@ Runner setup_synthesize(CLI::App& app) {
   app.add_option("--vocoder", args->vocoder,
                  "a vocoder checkpoint to speak the mels with instead of Griffin-Lim; refused "
                  "when the acoustic model's mel settings are not the vocoder's");
+  app.add_option("--batch", args->batch,
+                 "sentences decoded together (default 8); a sentence is spoken the same whatever "
+                 "the batch")
+      ->check(CLI::Range(1, 256));
   app.add_flag("--plot", args->plot,
                "also write STEM.alignment.png and STEM.mel.png (mel and stop-token probability)");
   return [args]() {
@@ -86,6 +91,7 @@ Runner setup_synthesize(CLI::App& app) {
     request.to_directory = target.folder;
     request.vocoder = vocoder.get();
     request.plot = args->plot;
+    request.batch = args->batch;
     family.acoustic.synthesize(trained, request);
     return 0;
   };

@@ -7,11 +7,14 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 
 #include "cli_test_util.h"
 #include "tts/audio/audio_io.h"
 #include "tts/checkpoint/checkpoint.h"
 #include "tts/config/config.h"
+#include "tts/core/fs.h"
+#include "tts/formats/npy.h"
 #include "tts/models/tacotron2/network.h"
 #include "tts/text/text_processor.h"
 
@@ -145,5 +148,46 @@ TEST(SynthesizeCommand, OutputsAreCheckedBeforeAnythingIsWritten) {
   ASSERT_EQ(spoken.exit_code, 0) << spoken.output;
   for (const char* file : {"1.wav", "1.mel.npy", "2.wav", "2.mel.npy"}) {
     EXPECT_TRUE(fs::exists(dir + "/said/" + file)) << file;
+  }
+}
+
+// Sentences decoded together speak as they do alone: the prenet's dropout (on in inference) is
+// keyed by the sentence, and each sentence stops at its own stop token. A rerun repeats itself.
+TEST(SynthesizeCommand, BatchedSentencesSpeakAsTheyDoOneAtATime) {
+  const std::string dir = tts::test::fresh_dir("synthesize_batched");
+  tts::config::Config config = tts::config::load_config(kTiny, {"model.max_decoder_steps=30"});
+  torch::manual_seed(5);
+  tts::tacotron2::Tacotron2 model(config.model, tts::text::TextProcessor(config.text).num_symbols(),
+                                  config.audio.n_mels, 0, config.train.max_scheduled_r());
+  {
+    torch::NoGradGuard no_grad;
+    auto parameters = model->named_parameters();
+    parameters.find("decoder.gate_layer.weight")->normal_(0, 1.0);
+    parameters.find("decoder.gate_layer.bias")->fill_(-1.0);
+  }
+  tts::checkpoint::save_checkpoint(
+      dir + "/checkpoints",
+      tts::checkpoint::capture(*model, {}, {}, tts::config::dump_config(config)), 1);
+  const std::string lines = dir + "/lines.txt";
+  std::ofstream(lines) << "Printing, in the only sense.\nA second sentence, longer than the "
+                          "first one.\nThird.\n";
+  const std::string synthesize =
+      "synthesize --checkpoint " + dir + "/checkpoints/latest --text-file " + lines;
+  for (const char* run : {"alone", "batched", "again"}) {
+    const std::string batch = std::string(run) == "batched" ? "3" : "1";
+    tts::test::CliResult result =
+        run_cli(synthesize + " --batch " + batch + " --out " + dir + "/" + run, true);
+    ASSERT_EQ(result.exit_code, 0) << result.output;
+  }
+  for (int sentence = 1; sentence <= 3; ++sentence) {
+    SCOPED_TRACE(sentence);
+    const std::string mel = "/" + std::to_string(sentence) + ".mel.npy";
+    const tts::formats::NpyArray alone = tts::formats::read_npy(dir + "/alone" + mel);
+    const tts::formats::NpyArray batched = tts::formats::read_npy(dir + "/batched" + mel);
+    ASSERT_EQ(alone.shape, batched.shape);
+    for (size_t i = 0; i < alone.data.size(); ++i) {
+      ASSERT_NEAR(alone.data[i], batched.data[i], 1e-4) << "value " << i;
+    }
+    EXPECT_EQ(tts::read_file(dir + "/alone" + mel), tts::read_file(dir + "/again" + mel));
   }
 }

@@ -74,6 +74,9 @@ struct SynthesisRequest {
   bool to_directory = false;
   Vocoder* vocoder = nullptr;
   bool plot = false;
+  // Sentences decoded together (each stops at its own stop token; what the model's inference
+  // draws at random is keyed by the sentence, so a sentence is spoken the same in any batch).
+  int batch = 8;
 };
 
 // What `gta` asks of an acoustic model: ground-truth-aligned (teacher-forced) mels of a feature

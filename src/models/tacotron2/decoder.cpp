@@ -207,8 +207,26 @@ DecoderOutput DecoderImpl::forward(const torch::Tensor& memory, const torch::Ten
 }
 
 std::pair<DecoderOutput, torch::Tensor> DecoderImpl::infer(const torch::Tensor& memory,
-                                                           const torch::Tensor& mask) {
+                                                           const torch::Tensor& mask,
+                                                           const BatchContext& context) {
   int64_t batch = memory.size(0);
+  // Keyed prenet masks [max steps, B, C], every row over all max_decoder_steps steps.
+  const double p_prenet = context.prenet_dropout ? prenet_->p_dropout() : 0.0;
+  std::vector<torch::Tensor> prenet_masks[2];
+  if (context.keyed() && p_prenet > 0) {
+    const std::vector<int64_t> row_steps(static_cast<size_t>(batch), max_decoder_steps_);
+    for (int layer = 0; layer < 2; ++layer) {
+      prenet_masks[layer] =
+          step_major_mask(p_prenet, dropout_layer::kPrenet + layer, max_decoder_steps_, prenet_dim_,
+                          row_steps, context, memory.options())
+              .contiguous()
+              .unbind(0);
+    }
+  }
+  auto prenet = [&](const torch::Tensor& frame, int64_t t) {
+    if (prenet_masks[0].empty()) return prenet_->forward(frame, {}, {}, context.prenet_dropout);
+    return prenet_->forward(frame, prenet_masks[0][t], prenet_masks[1][t], true);
+  };
   StepContext c = step_context(memory, mask);
   DecoderState s = initial_state(memory);
   torch::Tensor frame = torch::zeros({batch, r_ * n_mels_}, memory.options());
@@ -222,7 +240,7 @@ std::pair<DecoderOutput, torch::Tensor> DecoderImpl::infer(const torch::Tensor& 
         dropout_masks(p_attention_dropout_, {1, batch, attention_rnn_dim_}, memory.options())[0];
     auto decoder_mask =
         dropout_masks(p_decoder_dropout_, {1, batch, decoder_rnn_dim_}, memory.options())[0];
-    weights.push_back(step(c, attention_input_gates(prenet_(prenet_input(frame))), attention_mask,
+    weights.push_back(step(c, attention_input_gates(prenet(prenet_input(frame), t)), attention_mask,
                            decoder_mask, s));
     auto [mel_out, gate_out] = project(torch::cat({s.decoder_h, s.context}, 1));
     mels.push_back(mel_out);

@@ -136,10 +136,11 @@ TacotronOutput Tacotron2Impl::forward(const torch::Tensor& text, const torch::Te
                 context);
 }
 
-TacotronOutput Tacotron2Impl::infer(const torch::Tensor& text, const torch::Tensor& text_lengths) {
+TacotronOutput Tacotron2Impl::infer(const torch::Tensor& text, const torch::Tensor& text_lengths,
+                                    const BatchContext& context) {
   torch::Tensor memory = encode(text, text_lengths);
   torch::Tensor mask = padding_mask(text_lengths, text.size(1)).to(memory.device());
-  auto [decoded, lengths] = decoder_->infer(memory, mask);
+  auto [decoded, lengths] = decoder_->infer(memory, mask, context);
   return finish(std::move(decoded), lengths, {});
 }
 

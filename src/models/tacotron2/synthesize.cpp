@@ -3,6 +3,7 @@
 #include <fmt/ranges.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "tts/audio/audio_io.h"
@@ -11,6 +12,7 @@
 #include "tts/core/fs.h"
 #include "tts/core/logging.h"
 #include "tts/formats/npy.h"
+#include "tts/models/keyed_dropout.h"
 #include "tts/models/tacotron2/network.h"
 #include "tts/models/tacotron2/render.h"
 #include "tts/models/tacotron2/trained_model.h"
@@ -45,14 +47,16 @@ void synthesize(const models::TrainedCheckpoint& read, const models::SynthesisRe
   if (request.to_directory) fs::create_directory(request.out);  // its parent was checked
   int padded = 0, unstopped = 0;
   torch::NoGradGuard no_grad;
-  for (size_t i = 0; i < request.sentences.size(); ++i) {
+  // Writes sentence i's outputs from row `row` of a batch's inference.
+  auto speak = [&](size_t i, const TacotronOutput& out, int64_t row) {
     const std::string& cleaned = cleaned_sentences[i];
-    const std::vector<int64_t>& ids = sentence_ids[i];
-    auto text_tensor = torch::tensor(ids, torch::kInt64).unsqueeze(0);
-    auto lengths = torch::tensor({static_cast<int64_t>(ids.size())}, torch::kInt64);
-    TacotronOutput out = model->infer(text_tensor, lengths);
-    GeneratedUtterance generated = generated_utterance(out, 0);
+    GeneratedUtterance generated = generated_utterance(out, row);
     const int64_t frames = generated.frames;
+    // The batch's alignment, cut to this sentence's decoder steps and symbols.
+    const int64_t steps =
+        std::min<int64_t>((frames + out.r - 1) / out.r, generated.alignment.size(0));
+    generated.alignment = generated.alignment.narrow(0, 0, std::max<int64_t>(steps, 1))
+                              .narrow(1, 0, static_cast<int64_t>(sentence_ids[i].size()));
     std::string stem = request.to_directory
                            ? (fs::path(request.out) / std::to_string(i + 1)).string()
                            : fs::path(request.out).replace_extension("").string();
@@ -82,6 +86,33 @@ void synthesize(const models::TrainedCheckpoint& read, const models::SynthesisRe
     log->info("{}.wav: {:.2f} s, {} frames{} - \"{}\"", stem,
               static_cast<double>(samples.size()) / config.audio.sample_rate, frames,
               stopped ? "" : " (no stop token before model.max_decoder_steps)", cleaned);
+  };
+  const size_t batch = static_cast<size_t>(std::max(request.batch, 1));
+  for (size_t first = 0; first < request.sentences.size(); first += batch) {
+    const size_t count = std::min(batch, request.sentences.size() - first);
+    std::vector<std::string> keys;
+    std::vector<int64_t> lengths;
+    for (size_t i = first; i < first + count; ++i) {
+      keys.push_back(cleaned_sentences[i]);
+      lengths.push_back(static_cast<int64_t>(sentence_ids[i].size()));
+    }
+    torch::Tensor text = torch::zeros(
+        {static_cast<int64_t>(count), *std::max_element(lengths.begin(), lengths.end())},
+        torch::kInt64);
+    for (size_t j = 0; j < count; ++j) {
+      text[static_cast<int64_t>(j)]
+          .narrow(0, 0, lengths[j])
+          .copy_(torch::tensor(sentence_ids[first + j], torch::kInt64));
+    }
+    // The prenet's dropout (on in inference, as NVIDIA's) is keyed by the checkpoint's seed and
+    // step and the cleaned sentence: the same sentence sounds the same alone, in any batch, on a
+    // rerun.
+    const models::KeyedDropout dropout(static_cast<uint64_t>(config.train.seed), trained.step,
+                                       keys);
+    BatchContext context;
+    context.dropout = &dropout;
+    TacotronOutput out = model->infer(text, torch::tensor(lengths, torch::kInt64), context);
+    for (size_t j = 0; j < count; ++j) speak(first + j, out, static_cast<int64_t>(j));
   }
   // The end-of-run summary the warnings promise: what was counted, once.
   text_processor.report();

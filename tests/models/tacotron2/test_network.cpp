@@ -4,10 +4,12 @@
 #include <torch/torch.h>
 
 #include <limits>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "tts/config/config.h"
+#include "tts/models/keyed_dropout.h"
 #include "tts/models/tacotron2/layers.h"
 #include "tts/models/tacotron2/loss.h"
 #include "tts/models/tacotron2/network.h"
@@ -837,4 +839,52 @@ TEST(CudaPaths, LSTMCellPointwiseAndBidirectionalLSTMMatchTheCpu) {
     EXPECT_TRUE(torch::allclose(lstm_results[0][i], lstm_results[1][i], 1e-9, 1e-11))
         << "bilstm " << i;
   }
+}
+
+TEST(Tacotron2, KeyedInferenceDecodesAnItemTheSameAloneAndInABatch) {
+  // The prenet's dropout stays on in inference; keyed by utterance (synthesize keys it by the
+  // sentence), an item's masks are its own, so batched synthesis speaks each sentence as
+  // one-at-a-time synthesis does, each stopping at its own gate.
+  ModelOptions o = small_options(1, false);  // the prenet drops out at 0.5
+  o.max_decoder_steps = 40;
+  torch::manual_seed(11);
+  Tacotron2 model(o, kSymbols, kMels, kLinear);
+  model->eval();
+  torch::NoGradGuard no_grad;
+  parameter(model, "decoder.gate_layer.weight").normal_(0, 1.0);
+  parameter(model, "decoder.gate_layer.bias").fill_(-1.0);
+  Batch b = make_batch({7, 2, 5}, {4, 4, 4}, 1, 12);
+  const std::vector<std::string> keys{"first sentence", "second", "third one"};
+  const tts::models::KeyedDropout together(1234, 50, keys);
+  tts::tacotron2::BatchContext context;
+  context.dropout = &together;
+  TacotronOutput batched = model->infer(b.text, b.text_lengths, context);
+  std::set<int64_t> lengths;
+  for (int64_t i = 0; i < 3; ++i) {
+    const tts::models::KeyedDropout alone(1234, 50, {keys[static_cast<size_t>(i)]});
+    tts::tacotron2::BatchContext single;
+    single.dropout = &alone;
+    const int64_t symbols = b.text_lengths[i].item<int64_t>();
+    TacotronOutput one = model->infer(b.text[i].narrow(0, 0, symbols).unsqueeze(0),
+                                      b.text_lengths.narrow(0, i, 1), single);
+    const int64_t frames = one.mel_lengths[0].item<int64_t>();
+    ASSERT_EQ(batched.mel_lengths[i].item<int64_t>(), frames) << i;
+    lengths.insert(frames);
+    EXPECT_TRUE(torch::allclose(batched.mel_postnet[i].narrow(0, 0, frames),
+                                one.mel_postnet[0].narrow(0, 0, frames), 1e-5, 1e-6))
+        << i;
+    EXPECT_TRUE(torch::allclose(batched.gate[i].narrow(0, 0, frames),
+                                one.gate[0].narrow(0, 0, frames), 1e-5, 1e-5));
+  }
+  EXPECT_GT(lengths.size(), 1u) << "the items should stop at different steps: "
+                                << batched.mel_lengths;
+  EXPECT_LT(*lengths.begin(), 40) << "some item should stop at its gate";
+  // The masks are the keys': another key decodes otherwise, and libtorch's stream is not used.
+  const tts::models::KeyedDropout other(1234, 51, keys);
+  tts::tacotron2::BatchContext moved;
+  moved.dropout = &other;
+  TacotronOutput again = model->infer(b.text, b.text_lengths, context);
+  EXPECT_TRUE(torch::equal(again.mel_postnet, batched.mel_postnet));
+  EXPECT_FALSE(torch::equal(model->infer(b.text, b.text_lengths, moved).mel_postnet.narrow(1, 0, 1),
+                            batched.mel_postnet.narrow(1, 0, 1)));
 }

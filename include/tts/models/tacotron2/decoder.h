@@ -74,8 +74,11 @@ class DecoderImpl : public torch::nn::Module {
   // Greedy decoding with the prenet fed back. Stops an item when one of its step's r stop
   // probabilities exceeds gate_threshold, the batch when all items stopped or after
   // max_decoder_steps. Returns the output and the frames generated per item (int64 [B]).
+  // `context` keyed: each item's prenet masks come from its own stream, over max_decoder_steps
+  // steps whatever the batch (so that an item decodes the same alone or batched).
   std::pair<DecoderOutput, torch::Tensor> infer(const torch::Tensor& memory,
-                                                const torch::Tensor& mask);
+                                                const torch::Tensor& mask,
+                                                const BatchContext& context = {});
 
  private:
   // Per-utterance-batch values that do not change from step to step.

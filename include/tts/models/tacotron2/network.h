@@ -64,7 +64,9 @@ class Tacotron2Impl : public torch::nn::Module {
   // Greedy, batched inference. Each item stops at its first frame whose stop probability passes
   // gate_threshold (or after max_decoder_steps); mel_lengths says how many frames it has, and
   // frames past them are zero. Call under torch::NoGradGuard and eval() for synthesis.
-  TacotronOutput infer(const torch::Tensor& text, const torch::Tensor& text_lengths);
+  // `context` keyed: each item's prenet dropout from its own stream (DecoderImpl::infer).
+  TacotronOutput infer(const torch::Tensor& text, const torch::Tensor& text_lengths,
+                       const BatchContext& context = {});
 
   int64_t n_symbols() const { return n_symbols_; }
   int64_t n_mels() const { return n_mels_; }
