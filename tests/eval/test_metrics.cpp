@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <random>
 
 #include "eval_test_util.h"
@@ -175,8 +176,11 @@ TEST(EvalYin, FixturesMatchLibrosa) {
     ASSERT_EQ(pitch.f0.size(), yin_f0.size()) << stem;
     ASSERT_EQ(pyin_f0.size(), yin_f0.size()) << stem;
     size_t f0_close = 0, voicing_same = 0, pyin_voicing_same = 0, pyin_both = 0, pyin_close = 0;
+    double worst_cents = 0.0;
     for (size_t t = 0; t < yin_f0.size(); ++t) {
-      if (std::abs(1200 * std::log2(pitch.f0[t] / yin_f0[t])) < 0.1) ++f0_close;
+      const double cents = std::abs(1200 * std::log2(pitch.f0[t] / yin_f0[t]));
+      worst_cents = std::max(worst_cents, cents);
+      if (cents < 0.1) ++f0_close;
       if (pitch.voiced[t] == voiced[t]) ++voicing_same;
       if (pitch.voiced[t] == pyin_voiced[t]) ++pyin_voicing_same;
       if (pitch.voiced[t] && pyin_voiced[t] != 0) {
@@ -185,6 +189,12 @@ TEST(EvalYin, FixturesMatchLibrosa) {
       }
     }
     const double n = static_cast<double>(yin_f0.size());
+    // The measured agreement, for docs/evaluate.md.
+    std::printf(
+        "%s: %zu frames, F0 vs librosa.yin worst %.2e cents, voicing vs ours on librosa "
+        "%.3f, vs pyin %.3f, F0 within 50 cents of pyin on %.3f of %zu frames voiced in both\n",
+        stem.c_str(), yin_f0.size(), worst_cents, voicing_same / n, pyin_voicing_same / n,
+        static_cast<double>(pyin_close) / std::max<size_t>(pyin_both, 1), pyin_both);
     EXPECT_GE(f0_close / n, 0.99) << stem;
     EXPECT_GE(voicing_same / n, 0.99) << stem;
     EXPECT_GE(pyin_voicing_same / n, 0.85) << stem;
