@@ -165,6 +165,19 @@ TEST(EvaluateCommand, UsageErrorsExitTwo) {
       << bad_table.output;
 }
 
+TEST(EvaluateCommand, RecognizerThatCannotRunIsNamedWithTheFix) {
+  const Folders f = make_folders("no_asr");
+  const std::string text = test::write_temp("texts_no_asr.txt", "u1\tThe quick brown fox.\n");
+  const test::CliResult result =
+      run_cli(args_of(f) + " --text " + text + " --asr pocketsphinx --asr-python " + f.root +
+                  "/no-such-python",
+              true);
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_NE(result.output.find("no-such-python"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("pip install pocketsphinx"), std::string::npos) << result.output;
+  EXPECT_FALSE(fsys::exists(f.out + "/evaluate.json"));
+}
+
 // The recognizer is optional: this runs only where `python3` has pocketsphinx
 // (`pip install pocketsphinx`, which ships the en-us model).
 TEST(EvaluateCommand, AsrGivesACharacterErrorRate) {
