@@ -60,12 +60,22 @@ void fft(std::vector<double>& re, std::vector<double>& im) {
       std::swap(im[i], im[j]);
     }
   }
+  // The twiddles e^{-2 pi i k / n}, computed once per size and thread (the analyses use two).
+  thread_local std::vector<double> cos_table, sin_table;
+  if (cos_table.size() != n / 2) {
+    cos_table.resize(n / 2);
+    sin_table.resize(n / 2);
+    for (size_t k = 0; k < n / 2; ++k) {
+      cos_table[k] = std::cos(-2.0 * kPi * static_cast<double>(k) / static_cast<double>(n));
+      sin_table[k] = std::sin(-2.0 * kPi * static_cast<double>(k) / static_cast<double>(n));
+    }
+  }
   for (size_t length = 2; length <= n; length <<= 1) {
-    const double angle = -2.0 * kPi / static_cast<double>(length);
+    const size_t stride = n / length;
     for (size_t start = 0; start < n; start += length) {
       for (size_t k = 0; k < length / 2; ++k) {
-        const double wr = std::cos(angle * static_cast<double>(k));
-        const double wi = std::sin(angle * static_cast<double>(k));
+        const double wr = cos_table[k * stride];
+        const double wi = sin_table[k * stride];
         const size_t a = start + k;
         const size_t b = a + length / 2;
         const double xr = re[b] * wr - im[b] * wi;
