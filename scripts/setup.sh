@@ -43,13 +43,13 @@ done
 install_torch_wheel() {
   [ "$torch_flavor" = pip ] || return 0
   local python="$torch_venv/bin/python"
-  if [ -x "$python" ] && "$python" -c "import torch, tensorboard, sys; sys.exit(torch.__version__.split('+')[0] != '$torch_pin')" 2>/dev/null; then
+  if [ -x "$python" ] && "$python" -c "import torch, tensorboard, pocketsphinx, sys; sys.exit(torch.__version__.split('+')[0] != '$torch_pin')" 2>/dev/null; then
     echo "setup: PyTorch $torch_pin is installed in $torch_venv"
     return 0
   fi
-  echo "setup: installing PyTorch $torch_pin (CUDA wheel, about 3 GB with its NVIDIA libraries) and TensorBoard into $torch_venv"
+  echo "setup: installing PyTorch $torch_pin (CUDA wheel, about 3 GB with its NVIDIA libraries), TensorBoard and pocketsphinx (evaluate --asr) into $torch_venv"
   python3 -m venv "$torch_venv"
-  "$torch_venv/bin/pip" install -q --disable-pip-version-check "torch==$torch_pin" tensorboard
+  "$torch_venv/bin/pip" install -q --disable-pip-version-check "torch==$torch_pin" tensorboard pocketsphinx
 }
 
 if [ ${#missing[@]} -eq 0 ]; then
