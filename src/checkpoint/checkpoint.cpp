@@ -315,6 +315,11 @@ void write_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
     for (const auto& symbol : checkpoint.symbols) symbols.push_back(symbol);
     dict.insert("symbols", symbols);
   }
+  if (!checkpoint.speakers.empty()) {
+    c10::List<std::string> speakers;
+    for (const auto& speaker : checkpoint.speakers) speakers.push_back(speaker);
+    dict.insert("speakers", speakers);
+  }
   std::vector<char> bytes = torch::pickle_save(c10::IValue(dict));
   write_file_atomic(path, std::string(bytes.begin(), bytes.end()));
 }
@@ -471,6 +476,11 @@ Checkpoint checkpoint_from_value(const PickleValue& root, const std::string& fil
   if (root.find("symbols") != nullptr) {  // absent in older versions and vocoders
     for (const PickleValue* symbol : checkpoint_list(root, "symbols", Kind::String, file)) {
       checkpoint.symbols.push_back(symbol->text);
+    }
+  }
+  if (root.find("speakers") != nullptr) {  // absent for one-speaker models and older versions
+    for (const PickleValue* speaker : checkpoint_list(root, "speakers", Kind::String, file)) {
+      checkpoint.speakers.push_back(speaker->text);
     }
   }
   return checkpoint;

@@ -112,6 +112,11 @@ Runner setup_inspect(CLI::App& app) {
                                fmt::join(audio->second, ", "), fmt::join(config_json, ", "));
       std::vector<std::string> symbols;
       for (const std::string& symbol : checkpoint.symbols) symbols.push_back(json_string(symbol));
+      if (!checkpoint.speakers.empty()) {  // a model of several speakers: its rows by name
+        std::vector<std::string> speakers;
+        for (const std::string& name : checkpoint.speakers) speakers.push_back(json_string(name));
+        std::cout << fmt::format("\"speakers\": [{}], ", fmt::join(speakers, ", "));
+      }
       std::cout << fmt::format(
           "\"symbols\": [{}], \"params\": {}, \"metrics\": {{{}}}, \"tensors\": [",
           fmt::join(symbols, ", "), parameter_count, metrics);
@@ -144,6 +149,11 @@ Runner setup_inspect(CLI::App& app) {
         shown.push_back("'" + printable(symbol) + "'");
       }
       header.push_back({"symbols", fmt::format("{}: {}", shown.size(), fmt::join(shown, " "))});
+    }
+    if (!checkpoint.speakers.empty()) {  // synthesize --speaker takes these names
+      std::vector<std::string> shown;
+      for (const std::string& name : checkpoint.speakers) shown.push_back(printable(name));
+      header.push_back({"speakers", fmt::format("{}: {}", shown.size(), fmt::join(shown, ", "))});
     }
     std::cout << aligned(header, "", 3) << "\n";
     if (!checkpoint.metrics.empty()) {

@@ -23,6 +23,7 @@ struct SynthesizeArgs {
   std::string vocoder;
   bool plot = false;
   int batch = 8;
+  std::string speaker;
 };
 
 Runner setup_synthesize(CLI::App& app) {
@@ -45,6 +46,9 @@ Runner setup_synthesize(CLI::App& app) {
                  "sentences decoded together (default 8); a sentence is spoken the same whatever "
                  "the batch")
       ->check(CLI::Range(1, 256));
+  app.add_option("--speaker", args->speaker,
+                 "the voice, by its name in the checkpoint's speaker table: required for a model "
+                 "of several speakers, refused for a one-speaker model");
   app.add_flag("--plot", args->plot,
                "also write STEM.alignment.png and STEM.mel.png (mel and stop-token probability)");
   return [args]() {
@@ -92,6 +96,7 @@ Runner setup_synthesize(CLI::App& app) {
     request.vocoder = vocoder.get();
     request.plot = args->plot;
     request.batch = args->batch;
+    request.speaker = args->speaker;
     family.acoustic.synthesize(trained, request);
     return 0;
   };

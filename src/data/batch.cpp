@@ -19,8 +19,8 @@ template <typename F>
 Batch map_tensors(const Batch& in, F f) {
   auto apply = [&](const torch::Tensor& t) { return t.defined() ? f(t) : torch::Tensor(); };
   Batch out = in;  // the host-side fields as they are
-  for (torch::Tensor* t :
-       {&out.text, &out.text_lengths, &out.mel, &out.mel_lengths, &out.stop, &out.linear}) {
+  for (torch::Tensor* t : {&out.text, &out.text_lengths, &out.mel, &out.mel_lengths, &out.stop,
+                           &out.linear, &out.speakers}) {
     *t = apply(*t);
   }
   return out;
@@ -45,6 +45,7 @@ Batch collate(std::vector<Example> examples, int n_frames_per_step) {
   });
   const int64_t batch = static_cast<int64_t>(examples.size());
   const bool with_linear = examples.front().linear.defined();
+  const bool with_speakers = examples.front().speaker >= 0;
   const int64_t n_mels = examples.front().mel.size(1);
   const int64_t n_linear = with_linear ? examples.front().linear.size(1) : 0;
   int64_t max_text = 0;
@@ -62,6 +63,8 @@ Batch collate(std::vector<Example> examples, int n_frames_per_step) {
           "utterance {}: linear of shape [{}], expected [{}, {}]", e.id,
           fmt::join(e.linear.sizes(), ", "), e.mel.size(0), n_linear);
     }
+    TTS_CHECK((e.speaker >= 0) == with_speakers,
+              "utterance {}: a speaker row for some utterances of a batch only", e.id);
     max_text = std::max<int64_t>(max_text, static_cast<int64_t>(e.text.size()));
     max_frames = std::max<int64_t>(max_frames, e.mel.size(0));
   }
@@ -75,6 +78,7 @@ Batch collate(std::vector<Example> examples, int n_frames_per_step) {
   out.mel_lengths = torch::empty({batch}, torch::kInt64);
   out.stop = torch::zeros({batch, t_mel}, torch::kFloat32);
   if (with_linear) out.linear = torch::zeros({batch, t_mel, n_linear}, torch::kFloat32);
+  if (with_speakers) out.speakers = torch::empty({batch}, torch::kInt64);
   auto text = out.text.accessor<int64_t, 2>();
   auto text_lengths = out.text_lengths.accessor<int64_t, 1>();
   auto mel_lengths = out.mel_lengths.accessor<int64_t, 1>();
@@ -86,6 +90,7 @@ Batch collate(std::vector<Example> examples, int n_frames_per_step) {
     mel_lengths[i] = frames;
     out.mel[i].narrow(0, 0, frames).copy_(e.mel);
     if (with_linear) out.linear[i].narrow(0, 0, frames).copy_(e.linear);
+    if (with_speakers) out.speakers[i] = e.speaker;
     out.stop[i].narrow(0, frames - 1, t_mel - frames + 1).fill_(1.0f);
     out.ids.push_back(e.id);
     out.text_length_values.push_back(static_cast<int64_t>(e.text.size()));

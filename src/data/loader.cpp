@@ -36,6 +36,7 @@ struct Loader::Impl {
   // Fixed at construction.
   std::vector<Utterance> utterances;
   std::vector<std::vector<int64_t>> token_ids;
+  std::vector<int64_t> speaker_rows;  // per utterance, its row of the speaker table; or empty
   int rank = 0;
   int n_mels = 0;
   int n_linear = 0;
@@ -94,6 +95,7 @@ struct Loader::Impl {
     }
     example.id = u.id;
     example.text = token_ids[index];
+    if (!speaker_rows.empty()) example.speaker = speaker_rows[index];
     return std::nullopt;
   }
 
@@ -180,10 +182,12 @@ struct Loader::Impl {
 
 Loader::Loader(const FeatureStore& store, std::vector<Utterance> utterances,
                const config::Config& config, const Phase& phase, Tokenizer tokenizer, int rank,
-               int world_size, bool pin_memory)
+               int world_size, bool pin_memory, const std::vector<std::string>& speakers)
     : impl_(std::make_unique<Impl>()) {
   Impl& s = *impl_;
   auto logger = log::get("data");
+  std::map<std::string, int64_t> rows;
+  for (size_t i = 0; i < speakers.size(); ++i) rows.emplace(speakers[i], static_cast<int64_t>(i));
   size_t before = utterances.size();
   for (auto& u : utterances) {
     std::vector<int64_t> ids = tokenizer(u.text);
@@ -197,6 +201,13 @@ Loader::Loader(const FeatureStore& store, std::vector<Utterance> utterances,
     if (auto problem = text_bound_problem(static_cast<int64_t>(ids.size()), seconds)) {
       logger->warn("utterance {}: {}; left out", u.id, *problem);
       continue;
+    }
+    if (!rows.empty()) {
+      const auto row = rows.find(u.speaker);
+      TTS_CHECK(row != rows.end(),
+                "utterance {}: its speaker '{}' is not in the model's speaker table ({} speakers)",
+                u.id, u.speaker, rows.size());
+      s.speaker_rows.push_back(row->second);
     }
     s.token_ids.push_back(std::move(ids));
     s.utterances.push_back(std::move(u));

@@ -124,6 +124,7 @@ void Run::resume() {
   checkpoint::Checkpoint checkpoint =
       checkpoint::load_newest_checkpoint(args_.run_dir + "/checkpoints", &from);
   checkpoint::restore_model(checkpoint, family_->module(), from);
+  family_->resume_speakers(checkpoint.speakers);
   std::vector<OptimizerSlot>& slots = family_->optimizers();
   for (size_t i = 0; i < slots.size(); ++i) {
     checkpoint::restore_optimizer(checkpoint, i, *slots[i].optimizer);
@@ -193,6 +194,7 @@ void Run::save() {
       checkpoint::capture(family_->module(), optimizers, state_, config::dump_config(config_));
   checkpoint.metrics = last_val_metrics_;
   checkpoint.symbols = family_->input_symbols();
+  checkpoint.speakers = family_->speakers();
   std::string path = checkpoint::save_checkpoint(args_.run_dir + "/checkpoints", checkpoint,
                                                  config_.train.keep_checkpoints);
   log_->info("checkpoint {}", path);

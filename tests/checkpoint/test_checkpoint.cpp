@@ -317,3 +317,17 @@ TEST(Checkpoint, TemporariesOfKilledSavesAreRemovedAndNothingElse) {
   EXPECT_TRUE(fs::exists(outside));
   EXPECT_TRUE(remove_save_temporaries(dir + "/missing").empty());
 }
+
+// The speaker table is written and read as the symbol table is: names in row order, absent (and
+// read back empty) for a model without speaker input.
+TEST(Checkpoint, TheSpeakerTableRoundTripsInRowOrder) {
+  std::string dir = tts::test::fresh_dir("ckpt_speakers");
+  Net net(4);
+  Checkpoint checkpoint = capture(*net, {}, TrainingState{}, "config: yes\n");
+  EXPECT_TRUE(load_checkpoint(save_checkpoint(dir, checkpoint, 5)).speakers.empty());
+  checkpoint.state.step = 1;
+  checkpoint.speakers = {"p225", "en-gb_m2", "a speaker"};
+  Checkpoint loaded = load_checkpoint(save_checkpoint(dir, checkpoint, 5));
+  EXPECT_EQ(loaded.speakers, checkpoint.speakers);
+  EXPECT_TRUE(loaded.symbols.empty());
+}

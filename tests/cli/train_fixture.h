@@ -27,15 +27,20 @@ inline const std::string kAtDefaults =
 
 class TrainFixture : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    // ctest runs every test as its own process: each makes its corpus in a directory of its own.
-    root_ = tts::test::fresh_dir("train_command_" + std::to_string(getpid()));
+  static void SetUpTestSuite() { make_store("train_command_", "", "16", ""); }
+
+  // A corpus made by make_corpus.sh (`environment` before it, COUNT `count`) preprocessed with
+  // `preprocess` added to the command, in a folder named `name` and the process id: ctest runs
+  // every test as its own process, each with its corpus.
+  static void make_store(const std::string& name, const std::string& environment,
+                         const std::string& count, const std::string& preprocess) {
+    root_ = tts::test::fresh_dir(name + std::to_string(getpid()));
     std::string corpus = root_ + "/corpus";
-    std::string make = "MAX_CHARS=60 " + std::string(TTS_SOURCE_DIR) + "/scripts/make_corpus.sh " +
-                       corpus + " 16 >/dev/null";
+    std::string make = environment + " MAX_CHARS=60 " + std::string(TTS_SOURCE_DIR) +
+                       "/scripts/make_corpus.sh " + corpus + " " + count + " >/dev/null";
     ASSERT_EQ(std::system(make.c_str()), 0);
     feats_ = root_ + "/feats";
-    CliResult result = run_cli("preprocess --config " + kTiny + " --input " + corpus +
+    CliResult result = run_cli("preprocess --config " + kTiny + preprocess + " --input " + corpus +
                                    " --output " + feats_ + " --workers 2",
                                true);
     ASSERT_EQ(result.exit_code, 0) << result.output;

@@ -102,3 +102,22 @@ TEST(Batch, PinnedCopiesReachCudaUnchanged) {
 }
 
 }  // namespace
+
+namespace {
+
+// Each utterance's speaker row follows it through the sort; a batch without rows has none.
+TEST(Collate, SpeakerRowsFollowTheirUtterances) {
+  std::vector<Example> examples = {example("a", 7, 4, 8, 0, 1.0f), example("b", 11, 9, 8, 0, 2.0f),
+                                   example("c", 3, 2, 8, 0, 3.0f)};
+  EXPECT_FALSE(tts::data::collate(examples, 1).speakers.defined());
+  examples[0].speaker = 2;
+  EXPECT_THROW(tts::data::collate(examples, 1), tts::Error);  // rows for some utterances only
+  examples[1].speaker = 0;
+  examples[2].speaker = 1;
+  tts::data::Batch batch = tts::data::collate(examples, 1);
+  ASSERT_EQ(batch.ids, (std::vector<std::string>{"b", "a", "c"}));
+  EXPECT_TRUE(batch.speakers.equal(torch::tensor({0, 2, 1}, torch::kInt64)));
+  EXPECT_TRUE(batch.to(torch::kCPU).speakers.equal(batch.speakers));
+}
+
+}  // namespace

@@ -63,6 +63,10 @@ struct Checkpoint {
   // when it trained): what synthesize checks and a warm start remaps by. Empty for a model without
   // text input and in checkpoints of older versions.
   std::vector<std::string> symbols;
+  // The speakers the model's speaker embedding rows stand for, in row order (model.speakers may
+  // leave rows past them unused): what synthesize --speaker and a resume map names by. Empty for
+  // a model without speaker input and in checkpoints of older versions.
+  std::vector<std::string> speakers;
   // The last validation's metrics when it was written ("val/loss", "val/diagonal_score", ...);
   // empty before the first validation and in checkpoints of older versions.
   std::vector<std::pair<std::string, double>> metrics;

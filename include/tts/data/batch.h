@@ -18,6 +18,9 @@ struct Batch {
   torch::Tensor mel_lengths;   // [B] int64, true lengths
   torch::Tensor stop;          // [B, T_mel] float32: 1 from the last real frame on, else 0
   torch::Tensor linear;        // [B, T_mel, n_linear] float32, or undefined
+  // [B] int64: each utterance's row of the model's speaker table, or undefined for a one-speaker
+  // model.
+  torch::Tensor speakers;
   std::vector<std::string> ids;
   // Host-side counts, so that statistics need no device synchronization.
   std::vector<int64_t> text_length_values;  // text_lengths
@@ -47,9 +50,11 @@ struct Example {
   std::vector<int64_t> text;  // symbol ids, not empty
   torch::Tensor mel;          // [frames, n_mels] float32
   torch::Tensor linear;       // [frames, n_linear] float32, or undefined
+  int64_t speaker = -1;       // its row of the model's speaker table; -1 for a one-speaker model
 };
 
-// Pads and stacks `examples` (not empty; all with or all without linear) into a Batch whose mel
+// Pads and stacks `examples` (not empty; all with or all without linear, all with or all without
+// a speaker row) into a Batch whose mel
 // length is a multiple of `n_frames_per_step`. Throws tts::Error on inconsistent shapes, naming
 // the utterance.
 Batch collate(std::vector<Example> examples, int n_frames_per_step);

@@ -36,9 +36,12 @@ class Loader {
   // are padded to a multiple of the phase's r; a new phase takes a new loader. Loads linear targets
   // when config.audio.linear or config.model.predict_linear. With `pin_memory` (the rank's
   // placement: data.pin_memory on CUDA, dist/placement.h), batches come in page-locked memory.
+  // `speakers`: the model's speaker table (names in row order); when not empty, each batch
+  // carries its utterances' rows (Batch::speakers), and an utterance whose speaker is not in it is
+  // refused (tts::Error naming it). Empty: batches without speakers.
   Loader(const FeatureStore& store, std::vector<Utterance> utterances, const config::Config& config,
-         const Phase& phase, Tokenizer tokenizer, int rank, int world_size,
-         bool pin_memory = false);
+         const Phase& phase, Tokenizer tokenizer, int rank, int world_size, bool pin_memory = false,
+         const std::vector<std::string>& speakers = {});
   ~Loader();
   Loader(const Loader&) = delete;
   Loader& operator=(const Loader&) = delete;

@@ -77,6 +77,9 @@ struct SynthesisRequest {
   // Sentences decoded together (each stops at its own stop token; what the model's inference
   // draws at random is keyed by the sentence, so a sentence is spoken the same in any batch).
   int batch = 8;
+  // The voice of a model of several speakers, by its name in the checkpoint's speaker table
+  // (synthesize --speaker); empty: the model's only one.
+  std::string speaker;
 };
 
 // What `gta` asks of an acoustic model: ground-truth-aligned (teacher-forced) mels of a feature

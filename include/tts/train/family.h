@@ -124,6 +124,13 @@ class Family {
   // The input symbols its embedding rows stand for, in id order, which its checkpoints record
   // (none for a model without text input).
   virtual std::vector<std::string> input_symbols() const { return {}; }
+  // The speakers its speaker embedding rows stand for, in row order, which its checkpoints record
+  // (none for a model without speaker input).
+  virtual std::vector<std::string> speakers() const { return {}; }
+  // On resuming, before the first set_phase: adopts the speaker table of the checkpoint whose
+  // weights it now holds (`speakers`, Checkpoint::speakers); throws tts::Error when the data's
+  // speakers are not all in it.
+  virtual void resume_speakers(const std::vector<std::string>& speakers) { (void)speakers; }
   // "28.19M parameters; 120 train and 4 validation utterances", for the run's first log line.
   virtual std::string describe() = 0;
 };

@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <optional>
 
 #include "tts/checkpoint/checkpoint.h"
@@ -58,6 +59,30 @@ class Validation final : public train::ValidationOutcome {
   ValidationResult result_;
 };
 
+// The speaker table a run from scratch trains with: the store's speakers in name order, for a
+// model with model.speakers rows (at least as many); none for a one-speaker model, which says
+// (`log`) that the store's speakers are ignored.
+std::vector<std::string> speaker_table(const config::ModelOptions& model,
+                                       const data::FeatureStore& store, bool log) {
+  const std::vector<data::StoreSpeaker>& speakers = store.speakers();
+  if (model.speakers == 0) {
+    if (log && speakers.size() > 1) {
+      log::get("train")->info(
+          "the store has {} speakers, trained as one voice (model.speakers: 0); set "
+          "model.speakers: {} (or more) to give each its speaker embedding row",
+          speakers.size(), speakers.size());
+    }
+    return {};
+  }
+  TTS_USAGE_CHECK(static_cast<int64_t>(speakers.size()) <= model.speakers,
+                  "the store has {} speakers but model.speakers is {}: set model.speakers to at "
+                  "least {}",
+                  speakers.size(), model.speakers, speakers.size());
+  std::vector<std::string> names;
+  for (const data::StoreSpeaker& speaker : speakers) names.push_back(speaker.name);
+  return names;
+}
+
 class Tacotron2Family final : public train::Family {
  public:
   Tacotron2Family(const train::FamilyContext& context, int64_t n_symbols,
@@ -79,6 +104,7 @@ class Tacotron2Family final : public train::Family {
           fmt::join(broken, "\n  "));
     }
     if (store_) {
+      speakers_ = speaker_table(config_.model, *store_, comm_.rank() == 0);
       validator_ = std::make_unique<Validator>(config_, device_, comm_, context.run_dir);
       if (comm_.rank() == 0 && store_->val().empty()) {
         log::get("train")->warn(
@@ -99,7 +125,7 @@ class Tacotron2Family final : public train::Family {
     auto tokenizer = [this](const std::string& text) { return text_.to_ids(text); };
     train_ = std::make_unique<LoaderSource>(
         std::make_unique<data::Loader>(*store_, store_->train(), config_, phase, tokenizer,
-                                       comm_.rank(), comm_.size(), pin_memory_),
+                                       comm_.rank(), comm_.size(), pin_memory_, speakers_),
         device_);
     // Without a validation set (data.val_size: 0) the run trains without validating.
     if (store_->val().empty()) return;
@@ -107,7 +133,7 @@ class Tacotron2Family final : public train::Family {
     const bool shard = static_cast<int64_t>(store_->val().size()) >= comm_.size();
     val_ = std::make_unique<data::Loader>(*store_, store_->val(), config_, phase, tokenizer,
                                           shard ? comm_.rank() : 0, shard ? comm_.size() : 1,
-                                          pin_memory_);
+                                          pin_memory_, speakers_);
   }
 
   train::BatchSource& train_batches() override {
@@ -145,11 +171,35 @@ class Tacotron2Family final : public train::Family {
   }
 
   std::string warm_start(const std::string& path, const std::vector<std::string>& skip) override {
-    return tacotron2::warm_start(*model_, path, skip, input_symbols());
+    return tacotron2::warm_start(*model_, path, skip, input_symbols(), speakers_);
   }
 
   std::vector<std::string> input_symbols() const override {
     return text::symbol_table(config_.text.symbol_set);
+  }
+
+  std::vector<std::string> speakers() const override { return speakers_; }
+
+  void resume_speakers(const std::vector<std::string>& table) override {
+    if (config_.model.speakers == 0) return;
+    TTS_CHECK(static_cast<int64_t>(table.size()) <= config_.model.speakers,
+              "the checkpoint names {} speakers for a speaker embedding of {} rows "
+              "(model.speakers)",
+              table.size(), config_.model.speakers);
+    TTS_CHECK(!table.empty() || speakers_.empty(),
+              "the checkpoint of a model of {} speakers (model.speakers) has no speaker table: "
+              "its rows cannot be matched to the store's speakers",
+              config_.model.speakers);
+    std::vector<std::string> missing;
+    for (const std::string& name : speakers_) {
+      if (std::find(table.begin(), table.end(), name) == table.end()) missing.push_back(name);
+    }
+    TTS_CHECK(missing.empty(),
+              "the store has {} speaker(s) the checkpoint's speaker table lacks: {} (its table: "
+              "{}); resume with the store it trained on, or start a new run from it (train "
+              "--init-from)",
+              missing.size(), fmt::join(missing, ", "), fmt::join(table, ", "));
+    speakers_ = table;
   }
 
   std::string describe() override {
@@ -157,6 +207,9 @@ class Tacotron2Family final : public train::Family {
     if (store_) {
       text += fmt::format("; {} train and {} validation utterances", store_->train().size(),
                           store_->val().size());
+    }
+    if (!speakers_.empty()) {
+      text += fmt::format("; {} of {} speaker rows used", speakers_.size(), config_.model.speakers);
     }
     return text;
   }
@@ -176,6 +229,8 @@ class Tacotron2Family final : public train::Family {
   dist::Communicator& comm_;
   text::TextProcessor text_;
   std::optional<data::FeatureStore> store_;
+  // The model's speaker table: names in row order (none for a one-speaker model).
+  std::vector<std::string> speakers_;
   tacotron2::Tacotron2 model_{nullptr};
   std::vector<train::OptimizerSlot> optimizers_;
   std::unique_ptr<LoaderSource> train_;
@@ -198,6 +253,9 @@ data::Batch synthetic_batch(const config::Config& config, int64_t batch, int64_t
   out.stop = torch::zeros({batch, frames}, floats);
   out.stop.select(1, frames - 1).fill_(1);
   if (config.model.predict_linear) out.linear = torch::randn({batch, frames, n_linear}, floats);
+  if (config.model.speakers > 0) {
+    out.speakers = torch::randint(0, config.model.speakers, {batch}, floats.dtype(torch::kInt64));
+  }
   for (int64_t i = 0; i < batch; ++i) out.ids.push_back(fmt::format("synthetic_{}", i));
   out.text_length_values.assign(static_cast<size_t>(batch), text_len);
   out.mel_length_values.assign(static_cast<size_t>(batch), frames);

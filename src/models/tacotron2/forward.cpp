@@ -9,8 +9,9 @@ namespace tts::tacotron2 {
 tacotron2::LossParts forward_loss(tacotron2::Tacotron2Impl& model, const data::Batch& batch,
                                   const config::TrainOptions& train,
                                   tacotron2::TacotronOutput* output, const BatchContext& context) {
-  *output = tacotron2::forward_in_precision(model, batch.text, batch.text_lengths, batch.mel,
-                                            batch.mel_lengths, train.precision, context);
+  *output =
+      tacotron2::forward_in_precision(model, batch.text, batch.text_lengths, batch.mel,
+                                      batch.mel_lengths, train.precision, context, batch.speakers);
   tacotron2::Targets targets{batch.mel, batch.mel_lengths, batch.stop, batch.linear};
   return tacotron2::compute_loss(*output, targets, batch.text_lengths,
                                  tacotron2::loss_options(train));

@@ -304,6 +304,11 @@ models::GtaSummary run_gta(const models::TrainedCheckpoint& read,
                     text.to_ids(u.text),
                     torch::from_blob(mel.data.data(), mel.shape, torch::kFloat32).clone(),
                     {}});
+    // A model of several speakers reads each utterance's voice from its row of the checkpoint's
+    // table.
+    if (config.model.speakers > 0) {
+      todo.back().speaker = speaker_row(config, trained.speakers, u.speaker, trained.source);
+    }
   }
   // Longest text first, as the batches NVIDIA's collate makes (its convolutions see the padding).
   std::stable_sort(todo.begin(), todo.end(),
@@ -324,8 +329,8 @@ models::GtaSummary run_gta(const models::TrainedCheckpoint& read,
     context.text_lengths = batch.text_length_values;
     context.mel_lengths = batch.mel_length_values;
     context.prenet_dropout = request.inference_dropout;
-    tacotron2::TacotronOutput out =
-        model->forward(batch.text, batch.text_lengths, batch.mel, batch.mel_lengths, context);
+    tacotron2::TacotronOutput out = model->forward(batch.text, batch.text_lengths, batch.mel,
+                                                   batch.mel_lengths, context, batch.speakers);
     torch::Tensor mels = out.mel_postnet.to(torch::kCPU);
     for (int64_t b = 0; b < batch.size(); ++b) {
       const int64_t frames = batch.mel_length_values[static_cast<size_t>(b)];

@@ -55,7 +55,8 @@ Tacotron2Impl::Tacotron2Impl(const config::ModelOptions& options, int64_t n_symb
     : zero_padding_in_convolutions_(options.zero_padding_in_convolutions),
       n_symbols_(n_symbols),
       n_mels_(n_mels),
-      n_linear_(n_linear) {
+      n_linear_(n_linear),
+      n_speakers_(options.speakers) {
   options.validate();
   TTS_CHECK(n_symbols >= 2 && n_mels >= 1,
             "Tacotron2: need at least 2 symbols (padding + one) and 1 mel channel, got {} and {}",
@@ -78,12 +79,40 @@ Tacotron2Impl::Tacotron2Impl(const config::ModelOptions& options, int64_t n_symb
   if (options.predict_linear) {
     linear_head_ = register_module("linear_head", CBHG(options, n_mels, n_linear));
   }
+  if (options.speakers > 0) {
+    speaker_embedding_ = register_module(
+        "speaker_embedding", torch::nn::Embedding(options.speakers, options.speaker_embedding_dim));
+    speaker_projection_ =
+        register_module("speaker_projection",
+                        torch::nn::Linear(torch::nn::LinearOptions(options.speaker_embedding_dim,
+                                                                   options.encoder_embedding_dim)
+                                              .bias(false)));
+    // Zero rows add nothing: the model starts as the one-speaker model it may be warm started from.
+    torch::NoGradGuard no_grad;
+    speaker_embedding_->weight.zero_();
+  }
 }
 
 torch::Tensor Tacotron2Impl::encode(const torch::Tensor& text, const torch::Tensor& text_lengths,
-                                    const BatchContext& context) {
+                                    const torch::Tensor& speakers, const BatchContext& context) {
   check_text(text, text_lengths, context.text_lengths);
-  return encoder_->forward(embedding_(text), text_lengths, context);
+  torch::Tensor memory = encoder_->forward(embedding_(text), text_lengths, context);
+  if (n_speakers_ == 0) {
+    TTS_CHECK(!speakers.defined(),
+              "Tacotron2: speaker ids given to a one-speaker model (model.speakers: 0); set "
+              "model.speakers to train with speakers");
+    return memory;
+  }
+  TTS_CHECK(speakers.defined(),
+            "Tacotron2: a model of {} speakers (model.speakers) needs each utterance's speaker id",
+            n_speakers_);
+  TTS_CHECK(speakers.dim() == 1 && speakers.size(0) == text.size(0) &&
+                speakers.scalar_type() == torch::kInt64,
+            "Tacotron2: expected speaker ids int64 [{}] (one per utterance), got {} {}",
+            text.size(0), c10::toString(speakers.scalar_type()), c10::str(speakers.sizes()));
+  // Every frame of the memory the attention reads hears the speaker ("add" integration).
+  torch::Tensor speaker = speaker_projection_(speaker_embedding_(speakers.to(memory.device())));
+  return memory + speaker.unsqueeze(1).to(memory.dtype());
 }
 
 TacotronOutput Tacotron2Impl::finish(DecoderOutput decoded, const torch::Tensor& mel_lengths,
@@ -119,7 +148,7 @@ int64_t Tacotron2Impl::reduction_factor() const { return decoder_->r(); }
 
 TacotronOutput Tacotron2Impl::forward(const torch::Tensor& text, const torch::Tensor& text_lengths,
                                       const torch::Tensor& mel, const torch::Tensor& mel_lengths,
-                                      const BatchContext& context) {
+                                      const BatchContext& context, const torch::Tensor& speakers) {
   const int64_t r = decoder_->r();
   TTS_CHECK(mel.dim() == 3 && mel.size(0) == text.size(0) && mel.size(2) == n_mels_ &&
                 mel.size(1) % r == 0 && mel.size(1) > 0,
@@ -130,15 +159,15 @@ TacotronOutput Tacotron2Impl::forward(const torch::Tensor& text, const torch::Te
                 length_range(mel_lengths, context.mel_lengths).second <= mel.size(1),
             "Tacotron2: expected mel_lengths [{}] <= {}, got {}", mel.size(0), mel.size(1),
             c10::str(mel_lengths.sizes()));
-  torch::Tensor memory = encode(text, text_lengths, context);
+  torch::Tensor memory = encode(text, text_lengths, speakers, context);
   torch::Tensor mask = padding_mask(text_lengths, text.size(1)).to(memory.device());
   return finish(decoder_->forward(memory, mask, mel, context), mel_lengths.to(torch::kInt64),
                 context);
 }
 
 TacotronOutput Tacotron2Impl::infer(const torch::Tensor& text, const torch::Tensor& text_lengths,
-                                    const BatchContext& context) {
-  torch::Tensor memory = encode(text, text_lengths);
+                                    const BatchContext& context, const torch::Tensor& speakers) {
+  torch::Tensor memory = encode(text, text_lengths, speakers);
   torch::Tensor mask = padding_mask(text_lengths, text.size(1)).to(memory.device());
   auto [decoded, lengths] = decoder_->infer(memory, mask, context);
   return finish(std::move(decoded), lengths, {});
@@ -236,6 +265,10 @@ double parameter_count_of(const config::ModelOptions& options, int64_t n_symbols
                  postnet_parameters(options, n_mels_d);
   if (options.predict_linear)
     total += cbhg_parameters(options, n_mels_d, static_cast<double>(n_linear));
+  if (options.speakers > 0) {
+    total += static_cast<double>(options.speakers) * options.speaker_embedding_dim +
+             dense(options.speaker_embedding_dim, options.encoder_embedding_dim, false);
+  }
   return total;
 }
 

@@ -122,6 +122,7 @@ std::string nvidia_name(const std::string& ours) {
        "$&"},
   };
   if (ours.rfind("linear_head.", 0) == 0) return "";
+  if (ours.rfind("speaker_", 0) == 0) return "";  // NVIDIA's model has one speaker
   for (const auto& [pattern, replacement] : rules) {
     if (std::regex_match(ours, pattern)) return std::regex_replace(ours, pattern, replacement);
   }
@@ -232,6 +233,10 @@ std::string export_nvidia(const Checkpoint& checkpoint, const std::string& out) 
   TTS_USAGE_CHECK(!config.model.predict_linear,
                   "model.predict_linear is true: NVIDIA's model has no linear (CBHG) head, so its "
                   "code cannot load or run this model");
+  TTS_USAGE_CHECK(config.model.speakers == 0,
+                  "model.speakers is {}: NVIDIA's model has one speaker and no speaker embedding, "
+                  "so its code cannot load or run this model",
+                  config.model.speakers);
   TTS_USAGE_CHECK(config.text.symbol_set == config::SymbolSet::kNvidia,
                   "text.symbol_set is '{}': NVIDIA's text_to_sequence gives the ids of its own "
                   "148-symbol table, which do not map onto this set's (ours end every sentence "

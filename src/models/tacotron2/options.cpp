@@ -69,6 +69,11 @@ void Tacotron2Options::validate() const {
           "must be >= 0");
   require_layers("model.cbhg_highway_layers", cbhg_highway_layers);
   require_width("model.cbhg_rnn_units", cbhg_rnn_units);
+  require(speakers >= 0, "model.speakers", speakers,
+          "must be >= 0 (0: a one-speaker model without speaker input)");
+  require_at_most("model.speakers", speakers, kMaxSpeakers,
+                  "LibriTTS, among the largest corpora, has about 2,500 speakers");
+  require_width("model.speaker_embedding_dim", speaker_embedding_dim);
 }
 
 }  // namespace tts::config

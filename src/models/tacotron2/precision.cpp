@@ -20,11 +20,11 @@ TacotronOutput at_least_float(const TacotronOutput& out) {
 TacotronOutput forward_in_precision(Tacotron2Impl& model, const torch::Tensor& text,
                                     const torch::Tensor& text_lengths, const torch::Tensor& mel,
                                     const torch::Tensor& mel_lengths, config::Precision precision,
-                                    const BatchContext& context) {
+                                    const BatchContext& context, const torch::Tensor& speakers) {
   TacotronOutput out;
   {
     train::AutocastScope autocast(text.device(), precision);
-    out = model.forward(text, text_lengths, mel, mel_lengths, context);
+    out = model.forward(text, text_lengths, mel, mel_lengths, context, speakers);
   }
   return at_least_float(out);
 }

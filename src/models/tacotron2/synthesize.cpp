@@ -30,6 +30,9 @@ void write_tensor_npy(const std::string& path, const torch::Tensor& tensor) {
 }  // namespace
 
 void synthesize(const models::TrainedCheckpoint& read, const models::SynthesisRequest& request) {
+  // The speaker is checked before the weights load.
+  const int64_t speaker =
+      speaker_row(read.config, read.checkpoint.speakers, request.speaker, read.source);
   TrainedModel trained = trained_model(read, torch::kCPU);
   const config::Config& config = trained.config;
   Tacotron2& model = trained.model;
@@ -111,7 +114,11 @@ void synthesize(const models::TrainedCheckpoint& read, const models::SynthesisRe
                                        keys);
     BatchContext context;
     context.dropout = &dropout;
-    TacotronOutput out = model->infer(text, torch::tensor(lengths, torch::kInt64), context);
+    const torch::Tensor speakers =
+        speaker >= 0 ? torch::full({static_cast<int64_t>(count)}, speaker, torch::kInt64)
+                     : torch::Tensor();
+    TacotronOutput out =
+        model->infer(text, torch::tensor(lengths, torch::kInt64), context, speakers);
     for (size_t j = 0; j < count; ++j) speak(first + j, out, static_cast<int64_t>(j));
   }
   // The end-of-run summary the warnings promise: what was counted, once.

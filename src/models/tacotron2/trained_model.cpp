@@ -1,5 +1,9 @@
 #include "tts/models/tacotron2/trained_model.h"
 
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
 #include "tts/checkpoint/checkpoint.h"
 #include "tts/core/error.h"
 #include "tts/models/registry.h"
@@ -40,7 +44,29 @@ TrainedModel trained_model(const models::TrainedCheckpoint& read, const torch::D
   checkpoint::restore_model(checkpoint, *trained.model, trained.source);
   trained.model->to(device);
   trained.model->eval();
+  trained.speakers = checkpoint.speakers;
   return trained;
+}
+
+int64_t speaker_row(const config::Config& config, const std::vector<std::string>& table,
+                    const std::string& name, const std::string& source) {
+  if (config.model.speakers == 0) {
+    TTS_USAGE_CHECK(name.empty(),
+                    "{} is a one-speaker model (model.speakers: 0): it takes no --speaker (given "
+                    "'{}')",
+                    source, name);
+    return -1;
+  }
+  TTS_CHECK(!table.empty() && static_cast<int64_t>(table.size()) <= config.model.speakers,
+            "{}: a model of {} speaker rows (model.speakers) with a speaker table of {} names",
+            source, config.model.speakers, table.size());
+  if (name.empty() && table.size() == 1) return 0;
+  const auto found = std::find(table.begin(), table.end(), name);
+  TTS_USAGE_CHECK(found != table.end(), "{} speaks as {} speakers: {} one with --speaker NAME: {}",
+                  source, table.size(),
+                  name.empty() ? "choose" : "'" + name + "' is not one; choose",
+                  fmt::format("{}", fmt::join(table, ", ")));
+  return static_cast<int64_t>(found - table.begin());
 }
 
 }  // namespace tts::tacotron2

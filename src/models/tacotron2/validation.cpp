@@ -119,7 +119,10 @@ void Validator::run_free(tacotron2::Tacotron2Impl& model, ValidationResult& resu
   if (count <= 0) return;
   train::side_work("free-running validation synthesis", result.step, [&] {
     auto lengths = first.text_lengths.slice(0, 0, count);
-    tacotron2::TacotronOutput inferred = model.infer(first.text.slice(0, 0, count), lengths);
+    const torch::Tensor speakers =
+        first.speakers.defined() ? first.speakers.slice(0, 0, count) : torch::Tensor();
+    tacotron2::TacotronOutput inferred =
+        model.infer(first.text.slice(0, 0, count), lengths, {}, speakers);
     auto frames = inferred.mel_lengths.to(torch::kCPU);
     AlignmentScores scores =
         alignment_scores(inferred.alignments, inferred.decoder_lengths().to(torch::kCPU), lengths);

@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -75,6 +76,52 @@ std::string remap_source_embedding(std::map<std::string, torch::Tensor>& source,
       added.empty() ? std::string("none") : quoted_list(added));
 }
 
+// The model's tensor that holds one row per speaker.
+constexpr char kSpeakerEmbedding[] = "speaker_embedding.weight";
+
+// Replaces the source's speaker embedding by one of the model's rows, each speaker's row copied
+// by name (the others zero, as initialized); returns the summary's words on it ("" for a model
+// without speakers or skipped ones).
+std::string remap_speaker_embedding(std::map<std::string, torch::Tensor>& source,
+                                    const std::vector<std::string>& from,
+                                    const std::vector<ModelTensor>& targets,
+                                    const std::vector<std::string>& to) {
+  const ModelTensor* target = nullptr;
+  for (const ModelTensor& tensor : targets) {
+    if (tensor.name == kSpeakerEmbedding) target = &tensor;
+  }
+  if (target == nullptr) return "";
+  auto stored = source.find(kSpeakerEmbedding);
+  if (stored == source.end()) {
+    return "; speaker embedding: none in the checkpoint, every row zero (the model starts as the "
+           "checkpoint's one-speaker model)";
+  }
+  const torch::Tensor& rows = stored->second;
+  torch::Tensor out = target->tensor.detach().cpu().clone();
+  TTS_CHECK(rows.dim() == 2 && rows.size(0) >= static_cast<int64_t>(from.size()) &&
+                rows.size(1) == out.size(1),
+            "the checkpoint's {} is {} for a table of {} speakers; the model's rows have {} "
+            "values: make model.speaker_embedding_dim {}, or leave them zero: --init-skip "
+            "speaker_",
+            kSpeakerEmbedding, fmt::join(rows.sizes(), "x"), from.size(), out.size(1),
+            rows.dim() == 2 ? rows.size(1) : 0);
+  std::vector<std::string> added;
+  for (size_t i = 0; i < to.size(); ++i) {
+    const auto found = std::find(from.begin(), from.end(), to[i]);
+    if (found == from.end()) {
+      added.push_back(to[i]);
+      continue;
+    }
+    out[static_cast<int64_t>(i)].copy_(rows[found - from.begin()].to(out.scalar_type()));
+  }
+  stored->second = out;
+  return fmt::format(
+      "; speaker embedding remapped by speaker ({} of the model's {} speakers copied from the "
+      "checkpoint's {}; new, zero: {})",
+      to.size() - added.size(), to.size(), from.size(),
+      added.empty() ? std::string("none") : quoted_list(added));
+}
+
 }  // namespace
 
 torch::Tensor remap_embedding(const torch::Tensor& source,
@@ -111,7 +158,8 @@ torch::Tensor remap_embedding(const torch::Tensor& source,
 
 std::string warm_start(torch::nn::Module& model, const std::string& path,
                        const std::vector<std::string>& skip,
-                       const std::vector<std::string>& symbols) {
+                       const std::vector<std::string>& symbols,
+                       const std::vector<std::string>& speakers) {
   std::map<std::string, torch::Tensor> source;  // under the file's names, ours or NVIDIA's
   std::string source_name = path;
   std::vector<std::string> from;  // the source's symbols
@@ -158,7 +206,10 @@ std::string warm_start(torch::nn::Module& model, const std::string& path,
         "initialized: --init-skip {}",
         fmt::join(names, " "));
   };
-  const std::string remapped = remap_source_embedding(source, from, targets, symbols);
+  const std::string remapped =
+      remap_source_embedding(source, from, targets, symbols) +
+      remap_speaker_embedding(source, ours ? checkpoint->speakers : std::vector<std::string>{},
+                              targets, speakers);
   StateDictMatch match = match_state_dict(targets, source, options);
   copy_matched(match.matched);
   return fmt::format(

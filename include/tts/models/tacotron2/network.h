@@ -5,11 +5,17 @@
 //
 // Parameters are registered in a fixed order with plain names (embedding.weight,
 // encoder.conv0.weight, decoder.attention_rnn.weight_ih, postnet.conv4.bias, linear_head.*, ...)
-// so that checkpoints compare by name across runs.
+// so that checkpoints compare by name across runs. With model.speakers >= 1,
+// speaker_embedding.weight [speakers, speaker_embedding_dim] (zeros at initialization) and
+// speaker_projection.weight [encoder_embedding_dim, speaker_embedding_dim] come last: a speaker's
+// projected row is added to every encoder output frame, so every other layer keeps the one-speaker
+// model's shape, and zero rows compute exactly the one-speaker model (docs/training.md, "Several
+// speakers").
 #pragma once
 
 #include <torch/nn/module.h>
 #include <torch/nn/modules/embedding.h>
+#include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 #include <torch/types.h>
 
@@ -57,18 +63,23 @@ class Tacotron2Impl : public torch::nn::Module {
   // >= mel_lengths are zero (mel, mel_postnet, linear). Dropout follows train()/eval() except the
   // prenet's, which is always on. `context` (training): keyed dropout masks and BatchNorm over
   // the global batch (batch_context.h); the default: libtorch's dropout, PyTorch's BatchNorm.
+  // `speakers` [B] int64: each utterance's row of the speaker embedding, for a model with
+  // model.speakers >= 1 (required there; refused, undefined, for a one-speaker model).
   TacotronOutput forward(const torch::Tensor& text, const torch::Tensor& text_lengths,
                          const torch::Tensor& mel, const torch::Tensor& mel_lengths,
-                         const BatchContext& context = {});
+                         const BatchContext& context = {}, const torch::Tensor& speakers = {});
 
   // Greedy, batched inference. Each item stops at its first frame whose stop probability passes
   // gate_threshold (or after max_decoder_steps); mel_lengths says how many frames it has, and
   // frames past them are zero. Call under torch::NoGradGuard and eval() for synthesis.
   // `context` keyed: each item's prenet dropout from its own stream (DecoderImpl::infer).
+  // `speakers` as forward's.
   TacotronOutput infer(const torch::Tensor& text, const torch::Tensor& text_lengths,
-                       const BatchContext& context = {});
+                       const BatchContext& context = {}, const torch::Tensor& speakers = {});
 
   int64_t n_symbols() const { return n_symbols_; }
+  // Rows of the speaker embedding (model.speakers); 0 for a one-speaker model.
+  int64_t n_speakers() const { return n_speakers_; }
   int64_t n_mels() const { return n_mels_; }
   int64_t n_linear() const { return n_linear_; }
 
@@ -76,15 +87,17 @@ class Tacotron2Impl : public torch::nn::Module {
   TacotronOutput finish(DecoderOutput decoded, const torch::Tensor& mel_lengths,
                         const BatchContext& context);
   torch::Tensor encode(const torch::Tensor& text, const torch::Tensor& text_lengths,
-                       const BatchContext& context = {});
+                       const torch::Tensor& speakers, const BatchContext& context = {});
 
   bool zero_padding_in_convolutions_;
-  int64_t n_symbols_, n_mels_, n_linear_;
+  int64_t n_symbols_, n_mels_, n_linear_, n_speakers_;
   torch::nn::Embedding embedding_{nullptr};
   Encoder encoder_{nullptr};
   Decoder decoder_{nullptr};
   Postnet postnet_{nullptr};
   CBHG linear_head_{nullptr};
+  torch::nn::Embedding speaker_embedding_{nullptr};
+  torch::nn::Linear speaker_projection_{nullptr};
 };
 TORCH_MODULE(Tacotron2);
 

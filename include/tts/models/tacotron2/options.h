@@ -22,6 +22,8 @@ inline constexpr int kMaxLayers = 64;
 inline constexpr int kMaxFramesPerStep = 32;
 // Decoder steps at inference: NVIDIA's 1000 is 11.6 s at r = 1; 100,000 is about 19 minutes.
 inline constexpr int kMaxDecoderSteps = 100000;
+// Rows of the speaker embedding: VCTK has 110 speakers, LibriTTS about 2,500.
+inline constexpr int kMaxSpeakers = 10000;
 
 struct Tacotron2Options {
   // Each field's meaning is documented once, in visit(); dumped configs carry it as a comment.
@@ -54,6 +56,8 @@ struct Tacotron2Options {
   int cbhg_projection_dim = 256;
   int cbhg_highway_layers = 4;
   int cbhg_rnn_units = 128;
+  int speakers = 0;
+  int speaker_embedding_dim = 64;
 
   template <class V>
   void visit(V& v) {
@@ -97,6 +101,13 @@ struct Tacotron2Options {
     v("cbhg_projection_dim", cbhg_projection_dim, "CBHG: projection convolution channels");
     v("cbhg_highway_layers", cbhg_highway_layers, "CBHG: highway layers");
     v("cbhg_rnn_units", cbhg_rnn_units, "CBHG: GRU units per direction");
+    v("speakers", speakers,
+      "rows of the speaker embedding: 0 = a one-speaker model without speaker input (a store's "
+      "speakers are then ignored); N >= 1 = a table of N speakers (at least the store's), each "
+      "row initialized to zeros, projected to encoder_embedding_dim and added to every encoder "
+      "output frame (docs/training.md, \"Several speakers\")");
+    v("speaker_embedding_dim", speaker_embedding_dim,
+      "size of a speaker embedding row (used when speakers >= 1)");
   }
   void validate() const;
 };

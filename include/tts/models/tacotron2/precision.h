@@ -18,7 +18,8 @@ namespace tts::tacotron2 {
 TacotronOutput forward_in_precision(Tacotron2Impl& model, const torch::Tensor& text,
                                     const torch::Tensor& text_lengths, const torch::Tensor& mel,
                                     const torch::Tensor& mel_lengths, config::Precision precision,
-                                    const BatchContext& context = {});
+                                    const BatchContext& context = {},
+                                    const torch::Tensor& speakers = {});
 
 // `out` with every floating tensor in fp32 at least (bf16 and fp16 cast up, others unchanged).
 TacotronOutput at_least_float(const TacotronOutput& out);

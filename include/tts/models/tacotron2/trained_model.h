@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tts/config/config.h"
 #include "tts/data/phase.h"
@@ -22,7 +23,16 @@ struct TrainedModel {
   data::Phase phase;  // r and per-rank batch in force when it was written
   int64_t step = 0;
   tacotron2::Tacotron2 model{nullptr};
+  // The checkpoint's speaker table (names in row order); empty for a one-speaker model.
+  std::vector<std::string> speakers;
 };
+
+// The speaker embedding row of `name` for the model of `config` trained with the speaker table
+// `table` (Checkpoint::speakers), read from `source`: -1 for a one-speaker model. Throws UsageError
+// when a one-speaker model is given a speaker, or a model of several speakers is given none or a
+// name outside its table (listing its speakers); a model of one named speaker takes "" as that one.
+int64_t speaker_row(const config::Config& config, const std::vector<std::string>& table,
+                    const std::string& name, const std::string& source);
 
 // Reads the newest readable checkpoint at `path` (a file, RUN/checkpoints/latest, a checkpoints
 // folder or a run folder), builds the model of its config (model.kind) for its r on `device` and

@@ -24,9 +24,15 @@ namespace tts::tacotron2 {
 // text.symbol_set; for NVIDIA's files, NVIDIA's 148 symbols). Each row of a symbol both tables
 // hold is copied; the rows of symbols the source lacks keep their initialization, and the summary
 // says how many were copied and which are new.
+//
+// The speaker embedding likewise by speaker: `speakers` is the model's speaker table (row order),
+// the source's the one its checkpoint records. A source without one (a one-speaker model, ours or
+// NVIDIA's) leaves every row zero, so the model starts as the source computes; rows of speakers
+// the source lacks stay zero. The summary says which.
 std::string warm_start(torch::nn::Module& model, const std::string& path,
                        const std::vector<std::string>& skip,
-                       const std::vector<std::string>& symbols);
+                       const std::vector<std::string>& symbols,
+                       const std::vector<std::string>& speakers = {});
 
 // The embedding of `target_symbols`: `initialized` (the new model's rows) with the row of every
 // symbol `source_symbols` also holds replaced by `source`'s. `source` is [source symbols, dim]

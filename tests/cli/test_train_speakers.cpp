@@ -1,0 +1,131 @@
+// A model of several speakers (model.speakers) trained for real through the CLI on a small
+// espeak-ng corpus of three voices in VCTK's layout: W ranks x B give 1 rank x W*B, a resumed run
+// ends as an uninterrupted one, the checkpoint names its speakers, synthesize speaks by name, and
+// what does not fit is refused by name.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "train_fixture.h"
+#include "tts/checkpoint/checkpoint.h"
+
+namespace fs = std::filesystem;
+using tts::test::CliResult;
+using tts::test::kAtDefaults;
+using tts::test::kTiny;
+using tts::test::run_cli;
+
+namespace {
+
+// The three espeak-ng voices of the corpus; the store names its speakers after them (en-us_f3,
+// ...).
+const std::string kVoices = "en-us+f3 en-gb+m2 en+m3";
+const std::string kSpeakers = " --set model.speakers=3";
+
+class TrainSpeakers : public tts::test::TrainFixture {
+ protected:
+  static void SetUpTestSuite() {
+    make_store("train_speakers_", "LAYOUT=vctk VOICES=\"" + kVoices + "\"", "6", " --corpus vctk");
+  }
+
+  static std::string checkpoint_of(const std::string& run) {
+    return root_ + "/" + run + "/checkpoints/latest";
+  }
+};
+
+}  // namespace
+
+TEST_F(TrainSpeakers, TwoRanksGiveTheParametersOfOneRankWithTheWholeBatch) {
+  train("one_rank", "--max-steps 4 --set train.batch_size=6" + kSpeakers + kAtDefaults);
+  std::string two = train("two_ranks", "--max-steps 4 --nproc-per-node 2 --set train.batch_size=3" +
+                                           kSpeakers + kAtDefaults);
+  EXPECT_NE(two.find("all 2 workers finished"), std::string::npos) << two;
+  EXPECT_NE(two.find("3 of 3 speaker rows used"), std::string::npos) << two;
+  // The speakers' rows trained: no longer the zeros they started as.
+  const auto norms = tensor_norms("one_rank");
+  ASSERT_EQ(norms.count("speaker_embedding.weight"), 1u);
+  EXPECT_GT(norms.at("speaker_embedding.weight"), 0.0);
+  ASSERT_EQ(norms.count("speaker_projection.weight"), 1u);
+  // tiny.yaml's tolerance for the ranks' float rounding (test_train_distributed.cpp).
+  expect_same_parameters("one_rank", "two_ranks", 5e-6);
+}
+
+TEST_F(TrainSpeakers, AResumedRunEndsWithTheParametersOfAnUninterruptedOne) {
+  train("straight", "--max-steps 6" + kSpeakers + kAtDefaults);
+  train("resumed", "--max-steps 3" + kSpeakers + kAtDefaults);
+  std::string output = train("resumed", "--max-steps 6 --resume" + kSpeakers + kAtDefaults);
+  EXPECT_NE(output.find("resumed from"), std::string::npos) << output;
+  expect_same_parameters("straight", "resumed", 0.0);
+}
+
+TEST_F(TrainSpeakers, SynthesizeSpeaksAVoiceByItsNameAndRefusesOthers) {
+  train("voices", "--max-steps 1" + kSpeakers + kAtDefaults);
+  const std::string checkpoint = checkpoint_of("voices");
+  CliResult inspect = run_cli("inspect " + checkpoint, true);
+  EXPECT_EQ(inspect.exit_code, 0) << inspect.output;
+  EXPECT_NE(inspect.output.find("3: en-gb_m2, en-us_f3, en_m3"), std::string::npos)
+      << inspect.output;
+  const std::string wav = root_ + "/hello.wav";
+  CliResult spoken = run_cli("synthesize --checkpoint " + checkpoint +
+                                 " --text \"Hello there.\" --speaker en-gb_m2 --out " + wav,
+                             true);
+  EXPECT_EQ(spoken.exit_code, 0) << spoken.output;
+  EXPECT_TRUE(fs::exists(wav));
+  CliResult missing =
+      run_cli("synthesize --checkpoint " + checkpoint + " --text \"Hi.\" --out " + wav, true);
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  EXPECT_NE(missing.output.find("choose one with --speaker NAME: en-gb_m2, en-us_f3, en_m3"),
+            std::string::npos)
+      << missing.output;
+  CliResult unknown = run_cli(
+      "synthesize --checkpoint " + checkpoint + " --text \"Hi.\" --speaker nobody --out " + wav,
+      true);
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
+  EXPECT_NE(unknown.output.find("'nobody' is not one"), std::string::npos) << unknown.output;
+}
+
+TEST_F(TrainSpeakers, TooFewRowsAreRefusedAndNoRowsTrainOneVoiceSayingSo) {
+  CliResult few = run_cli("train --config " + kTiny + " --data " + feats_ + " --out " + root_ +
+                              "/few --max-steps 1 --set model.speakers=2" + kAtDefaults,
+                          true);
+  EXPECT_EQ(few.exit_code, 2) << few.output;
+  EXPECT_NE(few.output.find("the store has 3 speakers but model.speakers is 2"), std::string::npos)
+      << few.output;
+  const std::string one = train("one_voice", "--max-steps 1" + kAtDefaults);
+  EXPECT_NE(one.find("the store has 3 speakers, trained as one voice (model.speakers: 0)"),
+            std::string::npos)
+      << one;
+  EXPECT_EQ(tensor_norms("one_voice").count("speaker_embedding.weight"), 0u);
+  CliResult refused = run_cli("synthesize --checkpoint " + checkpoint_of("one_voice") +
+                                  " --text \"Hi.\" --speaker en_m3 --out " + root_ + "/one.wav",
+                              true);
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_NE(refused.output.find("one-speaker model"), std::string::npos) << refused.output;
+}
+
+// A resumed run reads its rows through the checkpoint's table, whatever its order; a store speaker
+// the table lacks is refused by name.
+TEST_F(TrainSpeakers, AResumeMapsTheStoresSpeakersThroughTheCheckpointsTable) {
+  train("table", "--max-steps 1" + kSpeakers + kAtDefaults);
+  const std::string file = tts::checkpoint::checkpoint_files(root_ + "/table/checkpoints").front();
+  tts::checkpoint::Checkpoint checkpoint = tts::checkpoint::load_checkpoint(file);
+  ASSERT_EQ(checkpoint.speakers, (std::vector<std::string>{"en-gb_m2", "en-us_f3", "en_m3"}));
+  checkpoint.speakers = {"en_m3", "en-gb_m2", "someone"};
+  tts::checkpoint::write_checkpoint(file, checkpoint);
+  const std::string resume = "train --config " + kTiny + " --data " + feats_ + " --out " + root_ +
+                             "/table --resume --max-steps 2" + kSpeakers + kAtDefaults;
+  CliResult refused = run_cli(resume, true);
+  EXPECT_NE(refused.exit_code, 0) << refused.output;
+  EXPECT_NE(refused.output.find("the store has 1 speaker(s) the checkpoint's speaker table lacks: "
+                                "en-us_f3"),
+            std::string::npos)
+      << refused.output;
+  checkpoint.speakers = {"en_m3", "en-us_f3", "en-gb_m2"};
+  tts::checkpoint::write_checkpoint(file, checkpoint);
+  CliResult resumed = run_cli(resume, true);
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
+  CliResult inspect = run_cli("inspect " + checkpoint_of("table"), true);
+  EXPECT_NE(inspect.output.find("3: en_m3, en-us_f3, en-gb_m2"), std::string::npos)
+      << inspect.output;
+}
