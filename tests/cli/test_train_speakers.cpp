@@ -18,8 +18,7 @@ using tts::test::run_cli;
 
 namespace {
 
-// The three espeak-ng voices of the corpus; the store names its speakers after them (en-us_f3,
-// ...).
+// The corpus's espeak-ng voices; the store names its speakers after them (en-us_f3, ...).
 const std::string kVoices = "en-us+f3 en-gb+m2 en+m3";
 const std::string kSpeakers = " --set model.speakers=3";
 
@@ -128,4 +127,28 @@ TEST_F(TrainSpeakers, AResumeMapsTheStoresSpeakersThroughTheCheckpointsTable) {
   CliResult inspect = run_cli("inspect " + checkpoint_of("table"), true);
   EXPECT_NE(inspect.output.find("3: en_m3, en-us_f3, en-gb_m2"), std::string::npos)
       << inspect.output;
+}
+
+// A warm start into a model of several speakers: from a one-speaker checkpoint every row stays
+// zero (the model starts as the checkpoint computes); from one of several speakers each speaker's
+// row is copied by name and the speakers it lacks start at zero; both are logged.
+TEST_F(TrainSpeakers, AWarmStartCopiesSpeakerRowsByNameOrLeavesThemZero) {
+  train("solo", "--max-steps 1" + kAtDefaults);
+  const std::string from_one = train(
+      "from_one", "--max-steps 1 --init-from " + checkpoint_of("solo") + kSpeakers + kAtDefaults);
+  EXPECT_NE(from_one.find("speaker embedding: none in the checkpoint, every row zero"),
+            std::string::npos)
+      << from_one;
+  const std::string file =
+      tts::checkpoint::checkpoint_files(root_ + "/from_one/checkpoints").front();
+  tts::checkpoint::Checkpoint checkpoint = tts::checkpoint::load_checkpoint(file);
+  checkpoint.speakers = {"en_m3", "en-gb_m2", "someone"};
+  tts::checkpoint::write_checkpoint(file, checkpoint);
+  const std::string from_several =
+      train("from_several",
+            "--max-steps 1 --init-from " + file + " --set model.speakers=4" + kAtDefaults);
+  EXPECT_NE(from_several.find("speaker embedding remapped by speaker (2 of the model's 3 speakers "
+                              "copied from the checkpoint's 3; new, zero: 'en-us_f3')"),
+            std::string::npos)
+      << from_several;
 }
