@@ -9,6 +9,7 @@
 
 #include "train_fixture.h"
 #include "tts/checkpoint/checkpoint.h"
+#include "tts/formats/npy.h"
 
 namespace fs = std::filesystem;
 using tts::test::CliResult;
@@ -151,4 +152,31 @@ TEST_F(TrainSpeakers, AWarmStartCopiesSpeakerRowsByNameOrLeavesThemZero) {
                               "copied from the checkpoint's 3; new, zero: 'en-us_f3')"),
             std::string::npos)
       << from_several;
+}
+
+// `forward` on a model of several speakers takes each utterance's row (input speakers), requires
+// it, and keeps it within the table's rows.
+TEST_F(TrainSpeakers, ForwardTakesTheSpeakerRowsAsAnInput) {
+  train("forward", "--max-steps 1" + kSpeakers + kAtDefaults);
+  const std::string dir = root_ + "/forward_arrays";
+  fs::create_directories(dir);
+  const std::vector<float> text = {5, 6, 7, 8};
+  tts::formats::write_npy(dir + "/text.npy", text.data(), {4});
+  const std::vector<float> mel(12 * 80, 0.5f);
+  tts::formats::write_npy(dir + "/mel.npy", mel.data(), {12, 80});
+  const std::vector<float> row = {2}, outside = {3};
+  tts::formats::write_npy(dir + "/row.npy", row.data(), {1});
+  tts::formats::write_npy(dir + "/outside.npy", outside.data(), {1});
+  const std::string command = "forward --checkpoint " + checkpoint_of("forward") +
+                              " --input text=" + dir + "/text.npy --input mel=" + dir +
+                              "/mel.npy --output mel_postnet=" + dir + "/out.npy";
+  CliResult spoken = run_cli(command + " --input speakers=" + dir + "/row.npy", true);
+  EXPECT_EQ(spoken.exit_code, 0) << spoken.output;
+  EXPECT_TRUE(fs::exists(dir + "/out.npy"));
+  CliResult missing = run_cli(command, true);
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  EXPECT_NE(missing.output.find("give input speakers"), std::string::npos) << missing.output;
+  CliResult beyond = run_cli(command + " --input speakers=" + dir + "/outside.npy", true);
+  EXPECT_EQ(beyond.exit_code, 2) << beyond.output;
+  EXPECT_NE(beyond.output.find("expected 1 rows in [0, 3)"), std::string::npos) << beyond.output;
 }

@@ -1,6 +1,7 @@
 // `tts-train forward` on a Tacotron-2 checkpoint: the teacher-forced forward in eval mode (the
 // prenet's dropout as the checkpoint's config says: model.p_prenet_dropout 0 makes it
 // deterministic), as NVIDIA's model.forward computes it.
+#include <fmt/ranges.h>
 #include <torch/torch.h>
 
 #include "tts/core/error.h"
@@ -21,6 +22,30 @@ torch::Tensor lengths_or_full(const std::map<std::string, torch::Tensor>& inputs
                   "forward: input {}: expected {} lengths in [1, {}], found [{}]", name, batch,
                   full, fmt::join(lengths.sizes(), ", "));
   return lengths;
+}
+
+// The speaker rows of a model of several speakers: input `speakers` ([batch] rows of the
+// checkpoint's speaker table, which inspect lists); undefined for a one-speaker model.
+torch::Tensor speaker_rows(const std::map<std::string, torch::Tensor>& inputs,
+                           const TrainedModel& trained, int64_t batch) {
+  auto found = inputs.find("speakers");
+  const int64_t rows = trained.model->n_speakers();
+  if (rows == 0) {
+    TTS_USAGE_CHECK(found == inputs.end(),
+                    "forward: input speakers: {} is a one-speaker model (model.speakers: 0)",
+                    trained.source);
+    return {};
+  }
+  TTS_USAGE_CHECK(found != inputs.end(),
+                  "forward: {} is a model of several speakers: give input speakers, [{}] rows of "
+                  "its speaker table ({})",
+                  trained.source, batch, fmt::join(trained.speakers, ", "));
+  torch::Tensor ids = found->second.round().to(torch::kInt64).reshape({-1});
+  TTS_USAGE_CHECK(
+      ids.size(0) == batch && ids.min().item<int64_t>() >= 0 && ids.max().item<int64_t>() < rows,
+      "forward: input speakers: expected {} rows in [0, {}), found [{}]", batch, rows,
+      fmt::join(ids.sizes(), ", "));
+  return ids;
 }
 
 std::map<std::string, torch::Tensor> run(const models::TrainedCheckpoint& read,
@@ -63,7 +88,9 @@ std::map<std::string, torch::Tensor> run(const models::TrainedCheckpoint& read,
   const int64_t padded = (frames + r - 1) / r * r;
   if (padded != frames) mel = torch::constant_pad_nd(mel, {0, 0, 0, padded - frames});
   torch::NoGradGuard no_grad;
-  TacotronOutput out = trained.model->forward(ids, text_lengths, mel.contiguous(), mel_lengths);
+  const torch::Tensor speakers = speaker_rows(inputs, trained, batch);
+  TacotronOutput out =
+      trained.model->forward(ids, text_lengths, mel.contiguous(), mel_lengths, {}, speakers);
   out.mel = out.mel.narrow(1, 0, frames);
   out.mel_postnet = out.mel_postnet.narrow(1, 0, frames);
   out.gate = out.gate.narrow(1, 0, frames);
@@ -86,7 +113,11 @@ models::ForwardRole forward_role() {
   role.inputs = {{"text", "symbol ids [T_text], or [batch, T_text] (NVIDIA's)"},
                  {"mel", "the target mel [frames, n_mels], or [batch, n_mels, frames] (NVIDIA's)"},
                  {"text_lengths", "[batch] texts' lengths (default: all of T_text)", false},
-                 {"mel_lengths", "[batch] mels' lengths (default: all frames)", false}};
+                 {"mel_lengths", "[batch] mels' lengths (default: all frames)", false},
+                 {"speakers",
+                  "[batch] speaker rows, for a model of several speakers (model.speakers; the "
+                  "checkpoint's speaker table, as inspect lists it, in row order)",
+                  false}};
   role.outputs = {
       {"mel", "the decoder's mel, in the input mel's layout"},
       {"mel_postnet", "the mel after the postnet, in the input mel's layout"},
