@@ -66,6 +66,10 @@ TEST_F(TrainSpeakers, SynthesizeSpeaksAVoiceByItsNameAndRefusesOthers) {
   EXPECT_EQ(inspect.exit_code, 0) << inspect.output;
   EXPECT_NE(inspect.output.find("3: en-gb_m2, en-us_f3, en_m3"), std::string::npos)
       << inspect.output;
+  CliResult json = run_cli("inspect --json " + checkpoint);
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  EXPECT_EQ(YAML::Load(json.output)["speakers"].as<std::vector<std::string>>(),
+            (std::vector<std::string>{"en-gb_m2", "en-us_f3", "en_m3"}));
   const std::string wav = root_ + "/hello.wav";
   CliResult spoken = run_cli("synthesize --checkpoint " + checkpoint +
                                  " --text \"Hello there.\" --speaker en-gb_m2 --out " + wav,
