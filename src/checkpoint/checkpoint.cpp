@@ -286,6 +286,11 @@ void write_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
   dict.insert("epoch", checkpoint.state.epoch);
   dict.insert("batch_in_epoch", checkpoint.state.batch_in_epoch);
   dict.insert("world_size", checkpoint.state.world_size);
+  if (checkpoint.state.best_val_step >= 0) {
+    dict.insert("best_val_loss", checkpoint.state.best_val_loss);
+    dict.insert("best_val_step", checkpoint.state.best_val_step);
+    dict.insert("validations_since_best", checkpoint.state.validations_since_best);
+  }
   dict.insert("batch_size", static_cast<int64_t>(checkpoint.state.phase.batch_size));
   dict.insert("r", static_cast<int64_t>(checkpoint.state.phase.r));
   dict.insert("config", checkpoint.config_yaml);
@@ -324,7 +329,8 @@ void write_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
   write_file_atomic(path, std::string(bytes.begin(), bytes.end()));
 }
 
-std::string save_checkpoint(const std::string& dir, const Checkpoint& checkpoint, int keep) {
+std::string save_checkpoint(const std::string& dir, const Checkpoint& checkpoint, int keep,
+                            int64_t spare_step) {
   create_folder(dir);
   std::string name = fmt::format("step_{:08d}.pt", checkpoint.state.step);
   std::string path = (fs::path(dir) / name).string();
@@ -334,6 +340,7 @@ std::string save_checkpoint(const std::string& dir, const Checkpoint& checkpoint
   std::vector<std::string> files = checkpoint_files(dir);
   std::error_code ec;  // a file that cannot be removed stays: the next save tries again
   for (size_t i = static_cast<size_t>(std::max(keep, 1)); i < files.size(); ++i) {
+    if (spare_step >= 0 && step_of(files[i]) == spare_step) continue;
     fs::remove(files[i], ec);  // a symlink is removed itself, never what it points to
   }
   return path;
@@ -426,6 +433,19 @@ Checkpoint checkpoint_from_value(const PickleValue& root, const std::string& fil
   checkpoint.state.epoch = integer("epoch");
   checkpoint.state.batch_in_epoch = integer("batch_in_epoch");
   checkpoint.state.world_size = integer("world_size");
+  if (root.find("best_val_step") != nullptr) {  // absent before early stopping
+    checkpoint.state.best_val_step = integer("best_val_step");
+    checkpoint.state.validations_since_best = integer("validations_since_best");
+    checkpoint.state.best_val_loss =
+        checkpoint_entry(root, "best_val_loss", Kind::Float, file).real;
+    TTS_CHECK(checkpoint.state.best_val_step >= 0 &&
+                  checkpoint.state.best_val_step <= checkpoint.state.step &&
+                  checkpoint.state.validations_since_best >= 0,
+              "checkpoint '{}': best_val_step {} and validations_since_best {} must be counts, "
+              "the step at most the checkpoint's step {}",
+              file, checkpoint.state.best_val_step, checkpoint.state.validations_since_best,
+              checkpoint.state.step);
+  }
   // The phase's numbers size the model (r) and its batches: within the config's ceilings.
   auto count = [&](const char* key, int ceiling) {
     const int64_t value = integer(key);

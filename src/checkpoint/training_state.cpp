@@ -1,6 +1,7 @@
 #include "tts/checkpoint/training_state.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace tts::checkpoint {
 
@@ -14,6 +15,18 @@ void TrainingState::continue_with(const data::Phase& next, int64_t ranks) {
   if (old_global != new_global) batch_in_epoch = batch_in_epoch * old_global / new_global;
   phase = next;
   world_size = ranks;
+}
+
+bool TrainingState::note_validation(double loss, int64_t at_step) {
+  // A NaN loss is never a best: it counts as a validation without improvement.
+  if (best_val_step < 0 ? !std::isnan(loss) : loss < best_val_loss) {
+    best_val_loss = loss;
+    best_val_step = at_step;
+    validations_since_best = 0;
+    return true;
+  }
+  ++validations_since_best;
+  return false;
 }
 
 }  // namespace tts::checkpoint

@@ -45,6 +45,13 @@ void TrainOptions::validate() const {
   require_at_most("train.val_inference_utterances", val_inference_utterances,
                   kMaxValInferenceUtterances, "a handful show how validation sounds");
   require(max_bad_steps >= 1, "train.max_bad_steps", max_bad_steps, "must be at least 1");
+  require(early_stopping >= 0, "train.early_stopping", early_stopping,
+          "must be >= 0 (validations without improvement; 0 = off)");
+  for (const std::string& part : freeze) {
+    require(!part.empty() && part.front() != '.' && part.back() != '.', "train.freeze",
+            fmt::format("'{}'", part),
+            "each entry must be a parameter-name prefix such as encoder or decoder.attention");
+  }
   for (size_t i = 0; i < r_schedule.size(); ++i) {
     const RScheduleRow& row = r_schedule[i];
     std::string where = fmt::format("row {} [{}, {}, {}]", i, row.from_step, row.r, row.batch_size);

@@ -12,6 +12,8 @@
 #include "tts/core/timer.h"
 #include "tts/dist/communicator.h"
 #include "tts/dist/replicas.h"
+#include "tts/report/metric_names.h"
+#include "tts/train/freeze.h"
 #include "tts/train/metrics.h"
 #include "tts/train/precision.h"
 #include "tts/train/r_schedule.h"
@@ -43,7 +45,10 @@ class Run {
                                                                bool* epoch_ended);
   // The step's events in order: log, replica check, validation, checkpoint, then the step's
   // optional work (plots, samples), which may fail without ending the run.
-  void run_events(const Events& events);
+  void run_events(Events events);
+  // After a validation whose record every rank holds: the best-loss bookkeeping, and whether
+  // this step now saves (a new best under train.early_stopping) or the run stops early.
+  void note_validation(const ValidationOutcome& validation, Events* events);
   void switch_phase(const data::Phase& next);
   void save();
   bool agreed_stop() const;
@@ -62,6 +67,7 @@ class Run {
   Stopwatch run_clock_;
   int64_t first_step_ = 0;
   bool stopped_ = false;
+  bool stopped_early_ = false;  // train.early_stopping ran out of patience
   // The last validation's "val" record (rank 0), stored in checkpoints as "val/<name>".
   std::vector<std::pair<std::string, double>> last_val_metrics_;
 };
@@ -85,6 +91,9 @@ Run::Run(const config::Config& config, const TrainArgs& args, dist::Communicator
   train::check_precision(config.train.precision, device_);
   family_ = make_family(
       FamilyContext{config_, placement, comm_, args.data_dir, args.run_dir, phase_at(config_, 0)});
+  // Before a resumed optimizer state is restored: that state covers the trained parameters.
+  const std::string frozen = freeze_parts(*family_, config.train.freeze);
+  if (is_root() && !frozen.empty()) log_->info("{}", frozen);
   if (!args.init_from.empty()) {
     std::string summary = family_->warm_start(args.init_from, args.init_skip);
     if (is_root()) log_->info("{}", summary);
@@ -156,7 +165,31 @@ void Run::switch_phase(const data::Phase& next) {
   }
 }
 
-void Run::run_events(const Events& events) {
+void Run::note_validation(const ValidationOutcome& validation, Events* events) {
+  double loss = NAN;
+  for (const auto& [name, value] : validation.record.values) {
+    if (name == report::metric::kLoss) loss = value;
+  }
+  const bool best = state_.note_validation(loss, state_.step);
+  const int patience = config_.train.early_stopping;
+  if (patience <= 0) return;
+  // The best validation's weights stay on disk (step 0's are --init-from's or the
+  // initialization's: no checkpoint is written for them).
+  if (best && state_.step > 0) events->save = true;
+  if (state_.validations_since_best >= patience) {
+    stopped_early_ = true;
+    if (is_root()) {
+      log_->info(
+          "step {}: early stopping: {} validations in a row without a loss below {:.5f}, the "
+          "best, of step {} ({}; train.early_stopping)",
+          state_.step, state_.validations_since_best, state_.best_val_loss, state_.best_val_step,
+          state_.best_val_step > 0 ? fmt::format("checkpoints/step_{:08d}.pt", state_.best_val_step)
+                                   : std::string("the model as the run started"));
+    }
+  }
+}
+
+void Run::run_events(Events events) {
   if (events.log) {
     RunProgress progress{scheduler_.max_steps(), state_.step - first_step_, run_clock_.seconds()};
     std::vector<std::string> names;
@@ -168,6 +201,7 @@ void Run::run_events(const Events& events) {
   std::unique_ptr<ValidationOutcome> validation;
   if (events.validate) {
     validation = family_->validate(state_.step, metrics_.get());
+    if (validation) note_validation(*validation, &events);
     if (validation && is_root()) {
       side_work("writing the validation metrics", state_.step,
                 [&] { metrics_->write(validation->record, state_.step); });
@@ -177,7 +211,10 @@ void Run::run_events(const Events& events) {
       }
     }
   }
-  if (events.save) save();
+  if (events.save) {
+    save();
+    scheduler_.saved_at(state_.step);
+  }
   if (!events.validate && !events.save) return;
   if (validation && is_root()) validation->write_artifacts(*metrics_);
   // Rank 0 writes the checkpoint and renders plots and samples alone: the others wait for it
@@ -195,8 +232,9 @@ void Run::save() {
   checkpoint.metrics = last_val_metrics_;
   checkpoint.symbols = family_->input_symbols();
   checkpoint.speakers = family_->speakers();
-  std::string path = checkpoint::save_checkpoint(args_.run_dir + "/checkpoints", checkpoint,
-                                                 config_.train.keep_checkpoints);
+  std::string path = checkpoint::save_checkpoint(
+      args_.run_dir + "/checkpoints", checkpoint, config_.train.keep_checkpoints,
+      config_.train.early_stopping > 0 ? state_.best_val_step : -1);
   log_->info("checkpoint {}", path);
 }
 
@@ -233,6 +271,7 @@ void Run::train_epoch() {
     interval_.times.data += source.wait_seconds() - wait_before;
     step_->run(micro_batches, state_, interval_, stop_requested());
     run_events(scheduler_.after_step(state_.step));
+    if (stopped_early_) return;
     if (agreed_stop()) {
       stopped_ = true;
       return;
@@ -250,11 +289,19 @@ void Run::train_epoch() {
 int Run::loop() {
   first_step_ = state_.step;
   run_clock_.reset();
-  while (!stopped_ && !scheduler_.done(state_)) train_epoch();
+  if (config_.train.validate_at_start && state_.step == 0) {
+    Events start;
+    start.validate = true;
+    run_events(start);
+  }
+  while (!stopped_ && !stopped_early_ && !scheduler_.done(state_)) train_epoch();
   run_events(scheduler_.at_end(state_.step, stopped_, interval_.times.steps > 0));
   if (is_root()) {
     metrics_->flush();
-    log_->info("{} at step {} (epoch {}) after {}", stopped_ ? "stopped on request" : "finished",
+    log_->info("{} at step {} (epoch {}) after {}",
+               stopped_         ? "stopped on request"
+               : stopped_early_ ? "stopped early"
+                                : "finished",
                state_.step, state_.epoch, format_duration(run_clock_.seconds()));
   }
   return 0;

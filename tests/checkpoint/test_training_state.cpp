@@ -2,6 +2,8 @@
 // r_schedule switches.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "tts/checkpoint/training_state.h"
 
 using tts::checkpoint::TrainingState;
@@ -36,4 +38,20 @@ TEST(TrainingState, AFreshOrOlderStateCountsAsAGlobalBatchOfOne) {
   fresh.continue_with({2, 8}, 3);
   EXPECT_EQ(fresh.batch_in_epoch, 0);
   EXPECT_EQ(fresh.global_batch(), 24);
+}
+
+TEST(TrainingState, ValidationsCountFromTheLowestLossAndANanIsNeverTheBest) {
+  TrainingState state;
+  EXPECT_FALSE(state.note_validation(NAN, 0));  // no best yet, and NaN cannot be one
+  EXPECT_EQ(state.best_val_step, -1);
+  EXPECT_EQ(state.validations_since_best, 1);
+  EXPECT_TRUE(state.note_validation(2.0, 10));
+  EXPECT_EQ(state.validations_since_best, 0);
+  EXPECT_FALSE(state.note_validation(2.0, 20));  // equal is no improvement
+  EXPECT_FALSE(state.note_validation(NAN, 30));
+  EXPECT_EQ(state.validations_since_best, 2);
+  EXPECT_TRUE(state.note_validation(1.5, 40));
+  EXPECT_EQ(state.best_val_step, 40);
+  EXPECT_EQ(state.best_val_loss, 1.5);
+  EXPECT_EQ(state.validations_since_best, 0);
 }

@@ -104,8 +104,10 @@ void restore_rng(const Checkpoint& checkpoint, const torch::Device& device);
 void write_checkpoint(const std::string& path, const Checkpoint& checkpoint);
 
 // Writes `dir`/step_<N>.pt atomically, points `dir`/latest to it and removes all but the newest
-// `keep` checkpoints. Returns the path written.
-std::string save_checkpoint(const std::string& dir, const Checkpoint& checkpoint, int keep);
+// `keep` checkpoints, sparing step_<spare_step>.pt (the best validation's, train.early_stopping;
+// -1: none). Returns the path written.
+std::string save_checkpoint(const std::string& dir, const Checkpoint& checkpoint, int keep,
+                            int64_t spare_step = -1);
 
 // The config a checkpoint was trained with, as its run's config file says, checked by the config's
 // rules. `source` names it in errors. Its family's ceilings are checked by models::config_of,

@@ -21,6 +21,14 @@ struct TrainingState {
   // The learning rate of each optimizer of the family (train/family.h) at the last step: set by
   // the step that used it, not stored (the schedules give it again from step and epoch).
   std::vector<double> learning_rates;
+  // The lowest validation loss so far (train.early_stopping watches it), the step it was
+  // measured at (-1: no validation yet) and the validations since that did not go below it.
+  double best_val_loss = 0;
+  int64_t best_val_step = -1;
+  int64_t validations_since_best = 0;
+
+  // Counts a validation of loss `loss` at `step`; true when it is a new best.
+  bool note_validation(double loss, int64_t step);
 
   // Global batch: per-rank batch x ranks (at least 1 for older checkpoints that lack one).
   int64_t global_batch() const;

@@ -95,6 +95,9 @@ struct TrainOptions {
   bool freeze_batch_norm = false;
   BatchNormStatistics batch_norm = BatchNormStatistics::kGlobal;
   std::vector<RScheduleRow> r_schedule;
+  std::vector<std::string> freeze;
+  bool validate_at_start = false;
+  int early_stopping = 0;
 
   // The largest r of r_schedule; 0 without a schedule (the model is built for
   // model.n_frames_per_step alone).
@@ -163,6 +166,17 @@ struct TrainOptions {
       "gradual training: [[from_step, r, batch_size], ...], first from_step 0; from each step "
       "on, the decoder predicts r frames per step with that per-rank batch (model."
       "n_frames_per_step and batch_size are then unused); [] = off");
+    v("freeze", freeze,
+      "fine-tuning: parts that do not train, as parameter-name prefixes (tts-train inspect "
+      "lists the names), e.g. [embedding, encoder]; a frozen parameter gets no gradient and is "
+      "left out of the optimizer, the gradient all-reduce and the clip; [] = none");
+    v("validate_at_start", validate_at_start,
+      "validate once before the first step of a new run (not on resume): the starting point of "
+      "a fine-tune, the warm-started model as it is");
+    v("early_stopping", early_stopping,
+      "stop after this many validations in a row whose loss is not below the best so far; every "
+      "validation that sets a new best also saves a checkpoint, which rotation never removes; "
+      "0 = off");
   }
   void validate() const;
 };

@@ -35,6 +35,9 @@ class Scheduler {
   // `unlogged_steps`, a validation unless one ran at this step or the run stopped on request,
   // a checkpoint unless one was written at this step.
   Events at_end(int64_t step, bool stopped, bool unlogged_steps);
+  // A checkpoint was written at `step` outside the intervals (a new best under
+  // train.early_stopping): the end of the run owes none for it.
+  void saved_at(int64_t step) { last_saved_ = step; }
   // The phase the next step trains in, when train.r_schedule makes it differ from state.phase.
   std::optional<data::Phase> phase_switch(const checkpoint::TrainingState& state) const;
 
