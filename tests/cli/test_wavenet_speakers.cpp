@@ -2,8 +2,10 @@
 // wavenet.n_speakers rows) trained for real through the CLI on a small espeak-ng corpus of two
 // voices in VCTK's layout: 2 ranks give the weights of 1 rank with the whole batch, a resumed run
 // ends as an uninterrupted one, the checkpoint names its speakers, vocode speaks by name, r9y9's
-// layout keeps the embedding, and what does not fit is refused by name.
+// layout keeps the embedding, a warm start copies rows by name, and what does not fit is refused
+// by name.
 #include <gtest/gtest.h>
+#include <torch/torch.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
@@ -15,6 +17,7 @@
 
 #include "cli_test_util.h"
 #include "tts/audio/audio_io.h"
+#include "tts/checkpoint/checkpoint.h"
 #include "tts/formats/npy.h"
 
 namespace fs = std::filesystem;
@@ -216,7 +219,7 @@ TEST_F(WavenetSpeakers, R9y9sLayoutKeepsTheSpeakerEmbeddingRowByRow) {
   tts::formats::write_npy(arrays + "/mel.npy", std::vector<float>(3 * 80 * 2, -4.0f).data(),
                           {3, 80, 2});
   tts::formats::write_npy(arrays + "/speaker.npy", speaker.data(), {3});
-  for (const std::string& name : {"original", "imported"}) {
+  for (const std::string name : {"original", "imported"}) {
     const std::string file = name == "original" ? latest("to_convert") : back;
     CliResult rows =
         run_cli("forward --checkpoint " + file + " --input audio=" + arrays +
@@ -246,4 +249,34 @@ TEST_F(WavenetSpeakers, R9y9sLayoutKeepsTheSpeakerEmbeddingRowByRow) {
   CliResult inspect = run_cli("inspect --json " + latest("fine_tuned"));
   EXPECT_EQ(YAML::Load(inspect.output)["speakers"].as<std::vector<std::string>>(),
             (std::vector<std::string>{"en-gb_m2", "en-us_f3"}));
+}
+
+// A warm start from a checkpoint with a speaker table copies each speaker's row by name, whatever
+// its row there; a speaker the checkpoint lacks keeps its initialization; the log says which.
+TEST_F(WavenetSpeakers, AWarmStartCopiesSpeakerRowsByName) {
+  train("named", "--max-steps 1" + kSpeakers + kQuiet);
+  const std::string file = tts::checkpoint::checkpoint_files(root_ + "/named/checkpoints").front();
+  tts::checkpoint::Checkpoint checkpoint = tts::checkpoint::load_checkpoint(file);
+  ASSERT_EQ(checkpoint.speakers, (std::vector<std::string>{"en-gb_m2", "en-us_f3"}));
+  checkpoint.speakers = {"en-us_f3", "someone"};
+  tts::checkpoint::write_checkpoint(file, checkpoint);
+  const std::string output =
+      train("renamed", "--max-steps 1 --init-from " + file + kSpeakers + kQuiet);
+  EXPECT_NE(output.find("speaker embedding remapped by speaker (1 of the model's 2 speakers copied "
+                        "from the checkpoint's 2; new, as initialized: en-gb_m2)"),
+            std::string::npos)
+      << output;
+  auto rows = [](const tts::checkpoint::Checkpoint& c) {
+    for (const auto& [name, tensor] : c.tensors) {
+      if (name == kEmbedding) return tensor;
+    }
+    return torch::Tensor();
+  };
+  const torch::Tensor before = rows(checkpoint);
+  const torch::Tensor after = rows(tts::checkpoint::load_checkpoint(
+      tts::checkpoint::checkpoint_files(root_ + "/renamed/checkpoints").front()));
+  ASSERT_TRUE(before.defined() && after.defined());
+  // en-us_f3: row 0 of the checkpoint, row 1 of the model, one Adam step (lr 1e-3) apart.
+  EXPECT_LT((after[1] - before[0]).abs().max().item<double>(), 2e-3);
+  EXPECT_GT((after[1] - before[1]).abs().max().item<double>(), 1e-2);
 }

@@ -199,8 +199,21 @@ class WavenetFamily final : public train::Family {
     return outcome;
   }
 
+  // A checkpoint with a speaker table gives each of the model's speakers its row by name (rows of
+  // speakers it lacks keep their initialization, as r9y9 initializes them); one without (a
+  // one-speaker model, or an import of r9y9's files: Note [r9y9's speaker rows]) gives its rows
+  // as they are.
   std::string warm_start(const std::string& path, const std::vector<std::string>& skip) override {
-    return checkpoint::warm_start(*model_, path, skip);
+    std::string source;
+    const checkpoint::Checkpoint from = checkpoint::load_newest_checkpoint(path, &source);
+    checkpoint::checkpoint_config(from, source);  // a checkpoint is whole only with a sound config
+    const bool by_name = !speakers_.empty() && !from.speakers.empty();
+    std::vector<std::string> skipped = skip;
+    if (by_name) skipped.insert(skipped.end(), {"wavenet.embed_speakers.", "ema.embed_speakers."});
+    std::string summary =
+        checkpoint::warm_start_from(*model_, from, source, "tts-train checkpoint", skipped);
+    if (by_name) summary += copy_speaker_rows(from, skip);
+    return summary;
   }
 
   std::vector<std::string> speakers() const override { return speakers_; }
@@ -229,6 +242,50 @@ class WavenetFamily final : public train::Family {
   }
 
  private:
+  // Copies the rows of `from`'s speaker embeddings (trained and averaged) into the model's by
+  // speaker name, except under a prefix of `skip`; returns what the log says of it.
+  std::string copy_speaker_rows(const checkpoint::Checkpoint& from,
+                                const std::vector<std::string>& skip) {
+    torch::NoGradGuard no_grad;
+    std::vector<std::string> fresh;
+    for (const std::string& name : speakers_) {
+      if (std::find(from.speakers.begin(), from.speakers.end(), name) == from.speakers.end()) {
+        fresh.push_back(name);
+      }
+    }
+    int64_t copied = 0;
+    for (WaveNet* net : {&model_->wavenet, &model_->ema}) {
+      if (!*net || !(*net)->embed_speakers) continue;
+      const std::string key =
+          std::string(net == &model_->wavenet ? "wavenet." : "ema.") + "embed_speakers.weight";
+      bool skip_it = false;
+      for (const std::string& prefix : skip) skip_it = skip_it || key.rfind(prefix, 0) == 0;
+      const auto found = std::find_if(from.tensors.begin(), from.tensors.end(),
+                                      [&](const auto& item) { return item.first == key; });
+      if (skip_it || found == from.tensors.end()) continue;
+      const torch::Tensor& rows = found->second;
+      torch::Tensor& into = (*net)->embed_speakers->weight;
+      TTS_USAGE_CHECK(rows.dim() == 2 && rows.size(1) == into.size(1) &&
+                          rows.size(0) >= static_cast<int64_t>(from.speakers.size()),
+                      "--init-from: the checkpoint's {} is [{}] for {} speakers; the model's rows "
+                      "have {} values (wavenet.gin_channels): make them equal, or leave the rows "
+                      "initialized: --init-skip {}",
+                      key, fmt::join(rows.sizes(), ", "), from.speakers.size(), into.size(1), key);
+      for (size_t row = 0; row < speakers_.size(); ++row) {
+        const auto at = std::find(from.speakers.begin(), from.speakers.end(), speakers_[row]);
+        if (at == from.speakers.end()) continue;
+        into[static_cast<int64_t>(row)].copy_(rows[at - from.speakers.begin()]);
+      }
+      ++copied;
+    }
+    if (copied == 0) return "";
+    return fmt::format(
+        "; speaker embedding remapped by speaker ({} of the model's {} speakers copied from the "
+        "checkpoint's {}; new, as initialized: {})",
+        speakers_.size() - fresh.size(), speakers_.size(), from.speakers.size(),
+        fresh.empty() ? std::string("none") : fmt::format("{}", fmt::join(fresh, ", ")));
+  }
+
   // Utterance `u`'s row of the speaker table as speaker ids [1]; undefined for a one-speaker
   // model.
   torch::Tensor speaker_of(const data::Utterance& u) const {
