@@ -3,7 +3,8 @@
 // settings are checked against the vocoder's before anything is generated: a mel that lies in a
 // feature store or a gta output (a features.yaml beside it or one folder up) is refused when it
 // was made with other settings, naming each one; a bare .npy cannot be checked and says so. Every
-// mel's shape and values are checked too before the first WAV is written.
+// mel's shape and values are checked too before the first WAV is written. A vocoder of several
+// speakers speaks as --speaker NAME (models::Vocoder::select_speaker).
 #include <torch/torch.h>
 
 #include <filesystem>

@@ -280,3 +280,36 @@ TEST_F(WavenetSpeakers, AWarmStartCopiesSpeakerRowsByName) {
   EXPECT_LT((after[1] - before[0]).abs().max().item<double>(), 2e-3);
   EXPECT_GT((after[1] - before[1]).abs().max().item<double>(), 1e-2);
 }
+
+// synthesize --vocoder with a WaveNet of several speakers: it speaks as --speaker's voice (a
+// Tacotron-2 of the same voices, tiny.yaml: the same audio settings), or as --vocoder-speaker.
+TEST_F(WavenetSpeakers, SynthesizeGivesTheVoiceToTheVocoderToo) {
+  train("for_synthesis", "--max-steps 1" + kSpeakers + kQuiet);
+  const std::string tiny = std::string(TTS_SOURCE_DIR) + "/configs/tiny.yaml";
+  CliResult store = run_cli("preprocess --config " + tiny + " --corpus vctk --input " + root_ +
+                                "/corpus --output " + root_ + "/tacotron_feats --workers 2",
+                            true);
+  ASSERT_EQ(store.exit_code, 0) << store.output;
+  CliResult tacotron =
+      run_cli("train --config " + tiny + " --data " + root_ + "/tacotron_feats --out " + root_ +
+                  "/tacotron --max-steps 1 --set model.speakers=2 --set "
+                  "model.max_decoder_steps=6" +
+                  kQuiet,
+              true);
+  ASSERT_EQ(tacotron.exit_code, 0) << tacotron.output;
+  const std::string synthesize = "synthesize --checkpoint " + root_ + "/tacotron --vocoder " +
+                                 root_ + "/for_synthesis --text \"Hi.\" --out " + root_;
+  CliResult same = run_cli(synthesize + "/same.wav --speaker en-gb_m2", true);
+  ASSERT_EQ(same.exit_code, 0) << same.output;
+  CliResult other =
+      run_cli(synthesize + "/other.wav --speaker en-gb_m2 --vocoder-speaker en-us_f3", true);
+  ASSERT_EQ(other.exit_code, 0) << other.output;
+  const std::vector<float> a = read_wav(root_ + "/same.wav"), b = read_wav(root_ + "/other.wav");
+  ASSERT_FALSE(a.empty());
+  EXPECT_EQ(a.size(), b.size()) << "the same mel";
+  EXPECT_NE(a, b) << "another voice of the vocoder";
+  CliResult unknown =
+      run_cli(synthesize + "/none.wav --speaker en-gb_m2 --vocoder-speaker nobody", true);
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
+  EXPECT_NE(unknown.output.find("'nobody' is not one"), std::string::npos) << unknown.output;
+}
