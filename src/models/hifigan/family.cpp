@@ -8,6 +8,7 @@
 #include "tts/audio/compression.h"
 #include "tts/checkpoint/checkpoint.h"
 #include "tts/checkpoint/warm_start.h"
+#include "tts/core/error.h"
 #include "tts/core/logging.h"
 #include "tts/core/timer.h"
 #include "tts/data/feature_store.h"
@@ -84,8 +85,12 @@ bool is_jik876_file(const std::string& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec) || fs::path(path).filename() == "latest") return false;
   if (!fs::is_regular_file(path, ec)) return false;  // load_newest_checkpoint names the problem
-  const formats::PickleValue root = formats::read_torch_file(path);
-  return root.find("format") == nullptr && root.find("generator") != nullptr;
+  try {
+    const formats::PickleValue root = formats::read_torch_file(path);
+    return root.find("format") == nullptr && root.find("generator") != nullptr;
+  } catch (const Error&) {
+    return false;  // not a torch file: load_newest_checkpoint says what it expected
+  }
 }
 
 std::vector<torch::Tensor> parameters_of(std::initializer_list<torch::nn::Module*> modules) {
