@@ -13,6 +13,12 @@ std::string warm_start(torch::nn::Module& model, const std::string& path,
   std::string source;
   const Checkpoint checkpoint = load_newest_checkpoint(path, &source);
   checkpoint_config(checkpoint, source);  // a checkpoint is whole only with a sound config
+  return warm_start_from(model, checkpoint, source, "tts-train checkpoint", skip);
+}
+
+std::string warm_start_from(torch::nn::Module& model, const Checkpoint& checkpoint,
+                            const std::string& source, const std::string& kind,
+                            const std::vector<std::string>& skip) {
   std::map<std::string, torch::Tensor> tensors(checkpoint.tensors.begin(),
                                                checkpoint.tensors.end());
   std::vector<ModelTensor> targets;
@@ -27,7 +33,7 @@ std::string warm_start(torch::nn::Module& model, const std::string& path,
     }
   }
   StateDictOptions options;
-  options.file = fmt::format("--init-from checkpoint '{}'", source);
+  options.file = fmt::format("--init-from {} '{}'", kind, source);
   options.partial = true;
   options.fix = [](const std::vector<TensorMatch>& mismatched) {
     std::vector<std::string> names;
@@ -43,9 +49,9 @@ std::string warm_start(torch::nn::Module& model, const std::string& path,
     return names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", "));
   };
   return fmt::format(
-      "warm start from {} (tts-train checkpoint): {} tensors taken; skipped: {}; not in the "
-      "checkpoint (kept as initialized): {}",
-      source, match.matched.size(), listed(skipped), listed(match.missing));
+      "warm start from {} ({}): {} tensors taken; skipped: {}; not in the checkpoint (kept as "
+      "initialized): {}",
+      source, kind, match.matched.size(), listed(skipped), listed(match.missing));
 }
 
 }  // namespace tts::checkpoint

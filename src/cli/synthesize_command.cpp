@@ -24,6 +24,7 @@ struct SynthesizeArgs {
   bool plot = false;
   int batch = 8;
   std::string speaker;
+  std::string vocoder_speaker;
 };
 
 Runner setup_synthesize(CLI::App& app) {
@@ -49,6 +50,9 @@ Runner setup_synthesize(CLI::App& app) {
   app.add_option("--speaker", args->speaker,
                  "the voice, by its name in the checkpoint's speaker table: required for a model "
                  "of several speakers, refused for a one-speaker model");
+  app.add_option("--vocoder-speaker", args->vocoder_speaker,
+                 "the voice of a --vocoder of several speakers, by its name in the vocoder's "
+                 "speaker table (default: --speaker's name)");
   app.add_flag("--plot", args->plot,
                "also write STEM.alignment.png and STEM.mel.png (mel and stop-token probability)");
   return [args]() {
@@ -88,6 +92,11 @@ Runner setup_synthesize(CLI::App& app) {
       vocoder = models::load_vocoder(args->vocoder, torch::kCPU);
       vocoder->check_mels(trained.config.audio,
                           fmt::format("the mels of checkpoint {}", args->checkpoint));
+      // A vocoder of several speakers speaks as the acoustic model's voice unless told otherwise.
+      const bool several = !vocoder->speakers().empty();
+      vocoder->select_speaker(!args->vocoder_speaker.empty() ? args->vocoder_speaker
+                              : several                      ? args->speaker
+                                                             : "");
     }
     models::SynthesisRequest request;
     request.sentences = std::move(sentences);

@@ -3,7 +3,8 @@
 // settings are checked against the vocoder's before anything is generated: a mel that lies in a
 // feature store or a gta output (a features.yaml beside it or one folder up) is refused when it
 // was made with other settings, naming each one; a bare .npy cannot be checked and says so. Every
-// mel's shape and values are checked too before the first WAV is written.
+// mel's shape and values are checked too before the first WAV is written. A vocoder of several
+// speakers speaks as --speaker NAME (models::Vocoder::select_speaker).
 #include <torch/torch.h>
 
 #include <filesystem>
@@ -25,6 +26,7 @@ struct VocodeArgs {
   std::string checkpoint;
   std::vector<std::string> mels;
   std::string out;
+  std::string speaker;
 };
 
 // A mel read from a file, before anything is written: frames for the network's convolutions
@@ -59,6 +61,10 @@ Runner setup_vocode(CLI::App& app) {
                  "sample rate) or folder (one ID.wav per mel, named after it; with several --mel "
                  "--out is always a folder). The folder is created, the folders above it are not")
       ->required();
+  app.add_option("--speaker", args->speaker,
+                 "the voice of a vocoder of several speakers, by its name in the checkpoint's "
+                 "speaker table (tts-train inspect lists them): required for one of several, "
+                 "refused for a one-speaker vocoder");
   std::vector<std::string> vocoders;
   for (config::ModelKind kind : models::kinds()) {
     if (models::family(kind).load_vocoder) vocoders.push_back(fmt::format("{}", kind));
@@ -79,6 +85,7 @@ Runner setup_vocode(CLI::App& app) {
     }
     plan.check();
     std::unique_ptr<models::Vocoder> vocoder = models::load_vocoder(args->checkpoint, torch::kCPU);
+    vocoder->select_speaker(args->speaker);
     const config::Config& config = vocoder->config();
     // Every mel is read and checked before the first is vocoded: a mismatch found late would
     // leave half the outputs written.

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <numeric>
 #include <random>
@@ -37,11 +38,13 @@ formats::NpyArray read_checked(const std::string& path, const std::string& id,
 }  // namespace
 
 SegmentBatch SegmentBatch::to(const torch::Device& device, bool non_blocking) const {
-  return {mel.to(device, non_blocking), audio.to(device, non_blocking), ids};
+  return {mel.to(device, non_blocking), audio.to(device, non_blocking),
+          speakers.defined() ? speakers.to(device, non_blocking) : speakers, ids};
 }
 
 SegmentBatch SegmentBatch::pin_memory() const {
-  return {mel.pin_memory(), audio.pin_memory(), ids};
+  return {mel.pin_memory(), audio.pin_memory(),
+          speakers.defined() ? speakers.pin_memory() : speakers, ids};
 }
 
 int64_t window_start(int64_t seed, int64_t epoch, const std::string& id, int64_t n_frames,
@@ -92,6 +95,7 @@ WholeUtterance read_utterance(const Utterance& u, int64_t n_mels) {
 
 struct SegmentLoader::Impl {
   std::vector<Utterance> utterances;
+  std::vector<int64_t> speaker_rows;  // per utterance, its row of the speaker table; or empty
   int64_t n_mels = 0;
   SegmentSpec spec;
   int batch_size = 1;
@@ -123,12 +127,16 @@ struct SegmentLoader::Impl {
     SegmentBatch batch;
     batch.mel = torch::empty({b, n_mels, width}, torch::kFloat32);
     batch.audio = torch::empty({b, 1, spec.frames * spec.hop}, torch::kFloat32);
+    if (!speaker_rows.empty()) batch.speakers = torch::empty({b}, torch::kInt64);
     for (int64_t i = 0; i < b; ++i) {
       const Utterance& u = utterances[static_cast<size_t>(indices[i])];
       const int64_t start = window_start(seed, epoch, u.id, u.n_frames, spec.frames);
       read_window(u, start, spec, n_mels, batch.mel[i].data_ptr<float>(),
                   batch.audio[i].data_ptr<float>());
       batch.ids.push_back(u.id);
+      if (!speaker_rows.empty()) {
+        batch.speakers.data_ptr<int64_t>()[i] = speaker_rows[static_cast<size_t>(indices[i])];
+      }
     }
     return pin ? batch.pin_memory() : batch;
   }
@@ -166,7 +174,8 @@ struct SegmentLoader::Impl {
 
 SegmentLoader::SegmentLoader(std::vector<Utterance> utterances, int64_t n_mels, SegmentSpec spec,
                              int batch_size, int rank, int world_size, int64_t seed,
-                             int prefetch_batches, bool background, bool pin_memory)
+                             int prefetch_batches, bool background, bool pin_memory,
+                             const std::vector<std::string>& speakers)
     : impl_(std::make_unique<Impl>()) {
   const int64_t global = static_cast<int64_t>(batch_size) * world_size;
   TTS_USAGE_CHECK(static_cast<int64_t>(utterances.size()) >= global,
@@ -177,6 +186,18 @@ SegmentLoader::SegmentLoader(std::vector<Utterance> utterances, int64_t n_mels, 
             "segments: a window needs frames >= 1 and hop >= 1, found {} and {}", spec.frames,
             spec.hop);
   Impl& s = *impl_;
+  if (!speakers.empty()) {
+    std::map<std::string, int64_t> rows;
+    for (size_t i = 0; i < speakers.size(); ++i) rows.emplace(speakers[i], static_cast<int64_t>(i));
+    for (const Utterance& u : utterances) {
+      const auto row = rows.find(u.speaker);
+      TTS_CHECK(row != rows.end(),
+                "utterance {}: its speaker '{}' is not in the model's speaker table ({} speakers: "
+                "{})",
+                u.id, u.speaker, speakers.size(), fmt::join(speakers, ", "));
+      s.speaker_rows.push_back(row->second);
+    }
+  }
   s.utterances = std::move(utterances);
   s.n_mels = n_mels;
   s.spec = spec;

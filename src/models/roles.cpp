@@ -24,4 +24,9 @@ void Vocoder::check_mels(const config::AudioOptions& made_with, const std::strin
       lines.size(), lines.size() == 1 ? "" : "s", fmt::join(lines, "\n  ")));
 }
 
+void Vocoder::select_speaker(const std::string& name) {
+  TTS_USAGE_CHECK(name.empty(), "{} is a one-speaker vocoder: it takes no --speaker (given '{}')",
+                  source_, name);
+}
+
 }  // namespace tts::models

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <string>
 
@@ -161,6 +162,47 @@ TEST(Segments, ResumingMidEpochGivesTheBatchesThatWereLeft) {
     EXPECT_EQ(b->ids, all[i].ids);
   }
   EXPECT_FALSE(resumed.next().has_value());
+}
+
+// A table of speakers: each batch row carries its utterance's row of the table, whatever the
+// rank; pinned or moved batches keep them; no table, no speakers; an unknown speaker is refused.
+TEST(Segments, BatchesCarryEachUtterancesSpeakerRow) {
+  tts::data::FeatureStore store = store_of("speakers");
+  std::vector<tts::data::Utterance> utterances = store.train();
+  std::map<std::string, int64_t> expected;
+  for (size_t i = 0; i < utterances.size(); ++i) {
+    utterances[i].speaker = i % 3 == 0 ? "ann" : (i % 3 == 1 ? "bob" : "cy");
+    expected[utterances[i].id] = static_cast<int64_t>(i % 3 == 0 ? 2 : (i % 3 == 1 ? 0 : 1));
+  }
+  const std::vector<std::string> table{"bob", "cy", "ann"};
+  size_t checked = 0;
+  for (int rank = 0; rank < 2; ++rank) {
+    SegmentLoader loader(utterances, 4, spec(6), 2, rank, 2, 5, 1, rank == 0, false, table);
+    loader.start_epoch(1);
+    while (std::optional<SegmentBatch> b = loader.next()) {
+      SegmentBatch moved = b->to(torch::kCPU);
+      ASSERT_TRUE(moved.speakers.defined());
+      ASSERT_EQ(moved.speakers.scalar_type(), torch::kInt64);
+      ASSERT_EQ(moved.speakers.sizes(), (std::vector<int64_t>{2}));
+      for (int64_t i = 0; i < moved.size(); ++i) {
+        EXPECT_EQ(moved.speakers[i].item<int64_t>(), expected.at(moved.ids[i])) << moved.ids[i];
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 8u);  // two global batches of 4 from 10 utterances
+  SegmentLoader plain(utterances, 4, spec(6), 2, 0, 1, 5, 1, false, false);
+  plain.start_epoch(0);
+  EXPECT_FALSE(plain.next()->speakers.defined());
+  try {
+    SegmentLoader loader(utterances, 4, spec(6), 2, 0, 1, 5, 1, false, false, {"bob", "cy"});
+    FAIL() << "an utterance of ann was accepted by a table without her";
+  } catch (const tts::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("its speaker 'ann' is not in the model's speaker table "
+                                         "(2 speakers: bob, cy)"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(Segments, TooFewUtterancesForOneGlobalBatchIsAClearError) {

@@ -13,6 +13,8 @@ class Module;
 
 namespace tts::checkpoint {
 
+struct Checkpoint;  // checkpoint.h
+
 // Copies into `model` every tensor of the newest checkpoint at `path` (a file, RUN/checkpoints/
 // latest or a run folder) whose name does not start with one of `skip`; the model's tensors the
 // checkpoint lacks keep their initialization. Throws tts::Error naming the file for one that is
@@ -20,5 +22,11 @@ namespace tts::checkpoint {
 // shapes, and the --init-skip that would skip them). Returns a one-line summary for the log.
 std::string warm_start(torch::nn::Module& model, const std::string& path,
                        const std::vector<std::string>& skip);
+
+// The same from a checkpoint already in memory (a family's import of its reference
+// implementation's files), read from `source`, a `kind` of file ("jik876/hifi-gan files").
+std::string warm_start_from(torch::nn::Module& model, const Checkpoint& checkpoint,
+                            const std::string& source, const std::string& kind,
+                            const std::vector<std::string>& skip);
 
 }  // namespace tts::checkpoint

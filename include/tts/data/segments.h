@@ -36,6 +36,9 @@ struct SegmentSpec {
 struct SegmentBatch {
   torch::Tensor mel;    // [B, n_mels, frames + 2 * context] float32
   torch::Tensor audio;  // [B, 1, frames * hop] float32
+  // [B] int64: each utterance's row of the model's speaker table; undefined for a one-speaker
+  // model (a loader without a table).
+  torch::Tensor speakers;
   std::vector<std::string> ids;
 
   int64_t size() const { return static_cast<int64_t>(ids.size()); }
@@ -65,10 +68,13 @@ WholeUtterance read_utterance(const Utterance& u, int64_t n_mels);
 // on the caller's thread).
 class SegmentLoader {
  public:
-  // Throws UsageError when `utterances` cannot fill one global batch.
+  // Throws UsageError when `utterances` cannot fill one global batch. `speakers`: the model's
+  // speaker table (names in row order); when not empty, each batch carries its utterances' rows
+  // (SegmentBatch::speakers), and an utterance whose speaker is not in it is refused (tts::Error
+  // naming it). Empty: batches without speakers.
   SegmentLoader(std::vector<Utterance> utterances, int64_t n_mels, SegmentSpec spec, int batch_size,
                 int rank, int world_size, int64_t seed, int prefetch_batches, bool background,
-                bool pin_memory);
+                bool pin_memory, const std::vector<std::string>& speakers = {});
   ~SegmentLoader();
   SegmentLoader(const SegmentLoader&) = delete;
   SegmentLoader& operator=(const SegmentLoader&) = delete;

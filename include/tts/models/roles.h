@@ -47,6 +47,14 @@ class Vocoder {
   // of a.npy", "the mels of checkpoint T").
   void check_mels(const config::AudioOptions& made_with, const std::string& what) const;
 
+  // The voices of a vocoder of several speakers, by name in row order (its checkpoint's speaker
+  // table); empty for a one-speaker vocoder.
+  virtual std::vector<std::string> speakers() const { return {}; }
+  // Chooses the voice vocode() speaks in, by name (vocode --speaker NAME; empty: none given).
+  // Throws UsageError for a name given to a one-speaker vocoder and, for one of several, for no
+  // name or a name not in its table (listing them); call it before the first vocode().
+  virtual void select_speaker(const std::string& name);
+
   // Audio samples [frames * hop] at config().audio.sample_rate from `mel` [frames, n_mels] (CPU,
   // float32). Throws tts::Error for a mel of another channel count.
   virtual std::vector<float> vocode(const torch::Tensor& mel) = 0;

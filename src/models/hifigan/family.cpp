@@ -2,15 +2,19 @@
 
 #include <torch/torch.h>
 
+#include <filesystem>
 #include <optional>
 
 #include "tts/audio/compression.h"
 #include "tts/checkpoint/checkpoint.h"
 #include "tts/checkpoint/warm_start.h"
+#include "tts/core/error.h"
 #include "tts/core/logging.h"
 #include "tts/core/timer.h"
 #include "tts/data/feature_store.h"
 #include "tts/dist/communicator.h"
+#include "tts/formats/torch_file.h"
+#include "tts/models/hifigan/interop.h"
 #include "tts/models/hifigan/losses.h"
 #include "tts/models/hifigan/mel_loss.h"
 #include "tts/models/vocoder_validation.h"
@@ -30,11 +34,63 @@ HifiganImpl::HifiganImpl(const config::HifiganOptions& options, int n_mels) {
 
 namespace {
 
+namespace fs = std::filesystem;
+
 constexpr double kMelLossWeight = 45.0;  // jik876's train.py
 
 // A training window: segment_size samples and their mel frames.
 data::SegmentSpec window_spec(const config::Config& config) {
   return models::window_spec(config.audio, config.hifigan.segment_size);
+}
+
+// train --init-from a file of jik876's: its generator file g_XXXXXXXX, and the discriminators of
+// the do_XXXXXXXX beside it when there is one (else they keep their initialization), checked
+// against the run's config; its optimizer states are not taken (a fine-tuning starts afresh).
+std::string warm_start_from_jik876(Hifigan& model, const config::Config& config,
+                                   const std::string& path, std::vector<std::string> skip) {
+  const fs::path g(path);
+  const std::string name = g.filename().string();
+  std::string do_file;
+  if (name.rfind("g_", 0) == 0) {
+    const fs::path beside = g.parent_path() / ("do_" + name.substr(2));
+    std::error_code ec;
+    if (fs::is_regular_file(beside, ec)) do_file = beside.string();
+  }
+  const HifiganImport imported = import_jik876(path, do_file, "", config);
+  if (do_file.empty()) {
+    skip.push_back("mpd.");
+    skip.push_back("msd.");
+  }
+  // Under the prefixes of our checkpoint (Note [Exported tensor prefixes], models/roles.h).
+  checkpoint::Checkpoint weights;
+  for (const auto& [prefix, tensors] :
+       {std::pair{"generator.", &imported.generator}, std::pair{"mpd.", &imported.mpd},
+        std::pair{"msd.", &imported.msd}}) {
+    for (const auto& [name, tensor] : *tensors) {
+      weights.tensors.emplace_back(std::string(prefix) + name, tensor);
+    }
+  }
+  const std::string summary =
+      checkpoint::warm_start_from(*model, weights, path, "jik876/hifi-gan files", skip);
+  return summary + (do_file.empty()
+                        ? fmt::format("; no do_{} beside it: the discriminators "
+                                      "start as initialized",
+                                      name.rfind("g_", 0) == 0 ? name.substr(2) : std::string("*"))
+                        : fmt::format("; discriminators from {}", do_file));
+}
+
+// Whether `path` is a file of jik876's rather than one of ours: a single file (not a run folder
+// or its `latest`) without our checkpoint's format tag.
+bool is_jik876_file(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec) || fs::path(path).filename() == "latest") return false;
+  if (!fs::is_regular_file(path, ec)) return false;  // load_newest_checkpoint names the problem
+  try {
+    const formats::PickleValue root = formats::read_torch_file(path);
+    return root.find("format") == nullptr && root.find("generator") != nullptr;
+  } catch (const Error&) {
+    return false;  // not a torch file: load_newest_checkpoint says what it expected
+  }
 }
 
 std::vector<torch::Tensor> parameters_of(std::initializer_list<torch::nn::Module*> modules) {
@@ -211,6 +267,7 @@ class HifiganFamily final : public train::Family {
   }
 
   std::string warm_start(const std::string& path, const std::vector<std::string>& skip) override {
+    if (is_jik876_file(path)) return warm_start_from_jik876(model_, config_, path, skip);
     return checkpoint::warm_start(*model_, path, skip);
   }
 

@@ -1,6 +1,13 @@
 // r9y9/wavenet_vocoder's files in (checkpoint .pth + hparams.json) and out (a folder with its
 // checkpoint, the moving average's _ema.pth and hparams.json): the family's converter
 // (models/roles.h).
+//
+// Note [r9y9's speaker rows]: r9y9's checkpoints keep a speaker embedding (gin_channels > 0) as
+// rows without names; its preprocessing numbers a corpus's speakers as our store does (speakers.tsv
+// `id`: names in order), and a run of ours from scratch gives row i to the store's speaker of id
+// i. So an export writes the rows in the checkpoint's speaker-table order and logs which name each
+// row stands for, and an import records no speaker table: `vocode` then takes a row number, and
+// `train --init-from` on a store gives row i to the store's speaker of id i.
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
 #include "tts/core/logging.h"
@@ -38,6 +45,13 @@ models::Imported import_files(const models::ConvertRequest& request) {
   result.message = fmt::format(
       "imported {} (step {}) into {{out}}: fine-tune it with tts-train train --init-from {{out}}",
       request.input, result.checkpoint.state.step);
+  if (config.wavenet.gin_channels > 0) {
+    result.message += fmt::format(
+        "; its speaker embedding's {} rows have no names (r9y9's files keep none): vocode takes a "
+        "row number, and a run started from it gives row i to its store's speaker of id i "
+        "(speakers.tsv)",
+        config.wavenet.n_speakers);
+  }
   log::get("convert")->warn(
       "r9y9's mels are log10 of the mel magnitude standardized by its training set's mean and "
       "variance, which tts-train's audio section does not make: as imported, the model vocodes "
@@ -61,9 +75,19 @@ std::string export_files(const models::TrainedCheckpoint& trained, const std::st
   if (!averaged.empty()) {
     export_r9y9(stem + "_ema.pth", hparams, config.wavenet, config.audio, averaged, step);
   }
-  return fmt::format("exported {} (step {}) to {}: checkpoint_step{:09d}.pth{}, hparams.json",
-                     trained.source, step, out, step,
-                     averaged.empty() ? "" : " and its moving average _ema.pth");
+  std::string message = fmt::format(
+      "exported {} (step {}) to {}: checkpoint_step{:09d}.pth{}, hparams.json", trained.source,
+      step, out, step, averaged.empty() ? "" : " and its moving average _ema.pth");
+  const std::vector<std::string>& speakers = trained.checkpoint.speakers;
+  if (!speakers.empty()) {  // Note [r9y9's speaker rows]
+    std::vector<std::string> rows;
+    for (size_t i = 0; i < speakers.size(); ++i) {
+      rows.push_back(fmt::format("row {}: {}", i, speakers[i]));
+    }
+    message += fmt::format("; the speaker embedding's rows (r9y9's speaker ids) are {}",
+                           fmt::join(rows, ", "));
+  }
+  return message;
 }
 
 }  // namespace

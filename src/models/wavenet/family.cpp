@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <optional>
 
 #include "tts/checkpoint/checkpoint.h"
@@ -12,6 +13,7 @@
 #include "tts/data/feature_store.h"
 #include "tts/data/segments.h"
 #include "tts/dist/communicator.h"
+#include "tts/models/speaker_table.h"
 #include "tts/models/vocoder_validation.h"
 #include "tts/models/wavenet/generate.h"
 #include "tts/models/wavenet/mixture.h"
@@ -63,6 +65,29 @@ std::pair<torch::Tensor, torch::Tensor> first_window(const data::Utterance& u,
   return {mel, audio};
 }
 
+// The speaker table a run from scratch trains with (models/speaker_table.h): the store's speakers
+// in name order for a network with a speaker embedding (wavenet.gin_channels > 0); none for one
+// without, which says (`log`) that the store's speakers are trained as one voice.
+std::vector<std::string> speaker_table(const config::WavenetOptions& options,
+                                       const data::FeatureStore& store, bool log) {
+  if (options.gin_channels <= 0) {
+    if (log && store.speakers().size() > 1) {
+      log::get("train")->info(
+          "the store has {} speakers, trained as one voice (wavenet.gin_channels: {}); set "
+          "wavenet.gin_channels (e.g. 16) and wavenet.n_speakers: {} (or more) to condition on "
+          "the speaker",
+          store.speakers().size(), options.gin_channels, store.speakers().size());
+    }
+    return {};
+  }
+  TTS_USAGE_CHECK(options.use_speaker_embedding,
+                  "wavenet.gin_channels is {} with wavenet.use_speaker_embedding: false: that "
+                  "network takes speaker features, which a feature store does not keep; set "
+                  "wavenet.use_speaker_embedding: true to train a speaker embedding",
+                  options.gin_channels);
+  return models::store_speaker_table(store, options.n_speakers, "wavenet.n_speakers");
+}
+
 class WavenetFamily final : public train::Family {
  public:
   WavenetFamily(const train::FamilyContext& context, std::optional<data::FeatureStore> store)
@@ -73,11 +98,7 @@ class WavenetFamily final : public train::Family {
         run_dir_(context.run_dir),
         store_(std::move(store)),
         spec_(window_spec(context.config)) {
-    TTS_USAGE_CHECK(config_.wavenet.gin_channels <= 0,
-                    "wavenet.gin_channels is {}: training with global (speaker) conditioning "
-                    "needs speaker ids, which a feature store does not keep; set "
-                    "wavenet.gin_channels: -1",
-                    config_.wavenet.gin_channels);
+    if (store_) speakers_ = speaker_table(config_.wavenet, *store_, comm_.rank() == 0);
     model_ = WavenetTraining(config_.wavenet, config_.audio.n_mels);
     model_->to(device_);
     optimizers_.push_back(train::adam_slot("model", model_->wavenet->parameters(), config_.train));
@@ -98,7 +119,7 @@ class WavenetFamily final : public train::Family {
         std::make_unique<data::SegmentLoader>(store_->train(), config_.audio.n_mels, spec_,
                                               phase.batch_size, comm_.rank(), comm_.size(),
                                               config_.train.seed, config_.data.prefetch_batches,
-                                              config_.data.num_workers > 0, pin_memory_),
+                                              config_.data.num_workers > 0, pin_memory_, speakers_),
         device_);
   }
 
@@ -116,7 +137,7 @@ class WavenetFamily final : public train::Family {
     for (size_t i = 0; i < n; ++i) {
       const data::SegmentBatch& batch = static_cast<models::WindowBatch&>(*micro_batches[i]).batch;
       Stopwatch clock;
-      torch::Tensor y_hat = model_->wavenet->forward(batch.audio, batch.mel);
+      torch::Tensor y_hat = model_->wavenet->forward(batch.audio, batch.mel, batch.speakers);
       torch::Tensor loss = teacher_forced_loss(y_hat, batch.audio, config_.wavenet);
       updates.times().forward += clock.seconds();
       updates.backward(0, loss * share, i + 1 == n);
@@ -141,7 +162,8 @@ class WavenetFamily final : public train::Family {
     const int64_t n_mels = config_.audio.n_mels;
     for (size_t i : models::validation_share(val.size(), comm_.rank(), comm_.size())) {
       auto [mel, audio] = first_window(val[i], spec_, n_mels);
-      torch::Tensor y_hat = net->forward(audio.to(device_), mel.to(device_));
+      const torch::Tensor speaker = speaker_of(val[i]);  // on the network's device
+      torch::Tensor y_hat = net->forward(audio.to(device_), mel.to(device_), speaker);
       const double predicted = static_cast<double>(audio.size(2) - 1);
       sum +=
           teacher_forced_loss(y_hat, audio.to(device_), config_.wavenet).item<double>() * predicted;
@@ -150,7 +172,7 @@ class WavenetFamily final : public train::Family {
         // What the vocoder makes of the window's mel, sampled with the run's seed (a generator
         // of its own: the training streams are untouched).
         torch::Tensor generated =
-            generate(net, mel, static_cast<uint64_t>(config_.train.seed)).reshape({-1});
+            generate(net, mel, static_cast<uint64_t>(config_.train.seed), speaker).reshape({-1});
         models::VocoderSample s;
         s.id = val[i].id;
         s.generated.assign(generated.data_ptr<float>(),
@@ -177,8 +199,29 @@ class WavenetFamily final : public train::Family {
     return outcome;
   }
 
+  // A checkpoint with a speaker table gives each of the model's speakers its row by name (rows of
+  // speakers it lacks keep their initialization, as r9y9 initializes them); one without (a
+  // one-speaker model, or an import of r9y9's files: Note [r9y9's speaker rows]) gives its rows
+  // as they are.
   std::string warm_start(const std::string& path, const std::vector<std::string>& skip) override {
-    return checkpoint::warm_start(*model_, path, skip);
+    std::string source;
+    const checkpoint::Checkpoint from = checkpoint::load_newest_checkpoint(path, &source);
+    checkpoint::checkpoint_config(from, source);  // a checkpoint is whole only with a sound config
+    const bool by_name = !speakers_.empty() && !from.speakers.empty();
+    std::vector<std::string> skipped = skip;
+    if (by_name) skipped.insert(skipped.end(), {"wavenet.embed_speakers.", "ema.embed_speakers."});
+    std::string summary =
+        checkpoint::warm_start_from(*model_, from, source, "tts-train checkpoint", skipped);
+    if (by_name) summary += copy_speaker_rows(from, skip);
+    return summary;
+  }
+
+  std::vector<std::string> speakers() const override { return speakers_; }
+
+  void resume_speakers(const std::vector<std::string>& table) override {
+    if (config_.wavenet.gin_channels <= 0) return;
+    speakers_ = models::resumed_speaker_table(table, speakers_, config_.wavenet.n_speakers,
+                                              "wavenet.n_speakers");
   }
 
   std::string describe() override {
@@ -191,10 +234,71 @@ class WavenetFamily final : public train::Family {
       text += fmt::format("; {} train and {} validation utterances", store_->train().size(),
                           store_->val().size());
     }
+    if (!speakers_.empty()) {
+      text +=
+          fmt::format("; {} of {} speaker rows used", speakers_.size(), config_.wavenet.n_speakers);
+    }
     return text;
   }
 
  private:
+  // Copies the rows of `from`'s speaker embeddings (trained and averaged) into the model's by
+  // speaker name, except under a prefix of `skip`; returns what the log says of it.
+  std::string copy_speaker_rows(const checkpoint::Checkpoint& from,
+                                const std::vector<std::string>& skip) {
+    torch::NoGradGuard no_grad;
+    std::vector<std::string> fresh;
+    for (const std::string& name : speakers_) {
+      if (std::find(from.speakers.begin(), from.speakers.end(), name) == from.speakers.end()) {
+        fresh.push_back(name);
+      }
+    }
+    int64_t copied = 0;
+    for (WaveNet* net : {&model_->wavenet, &model_->ema}) {
+      if (!*net || !(*net)->embed_speakers) continue;
+      const std::string key =
+          std::string(net == &model_->wavenet ? "wavenet." : "ema.") + "embed_speakers.weight";
+      bool skip_it = false;
+      for (const std::string& prefix : skip) skip_it = skip_it || key.rfind(prefix, 0) == 0;
+      const auto found = std::find_if(from.tensors.begin(), from.tensors.end(),
+                                      [&](const auto& item) { return item.first == key; });
+      if (skip_it || found == from.tensors.end()) continue;
+      const torch::Tensor& rows = found->second;
+      torch::Tensor& into = (*net)->embed_speakers->weight;
+      TTS_USAGE_CHECK(rows.dim() == 2 && rows.size(1) == into.size(1) &&
+                          rows.size(0) >= static_cast<int64_t>(from.speakers.size()),
+                      "--init-from: the checkpoint's {} is [{}] for {} speakers; the model's rows "
+                      "have {} values (wavenet.gin_channels): make them equal, or leave the rows "
+                      "initialized: --init-skip {}",
+                      key, fmt::join(rows.sizes(), ", "), from.speakers.size(), into.size(1), key);
+      for (size_t row = 0; row < speakers_.size(); ++row) {
+        const auto at = std::find(from.speakers.begin(), from.speakers.end(), speakers_[row]);
+        if (at == from.speakers.end()) continue;
+        into[static_cast<int64_t>(row)].copy_(rows[at - from.speakers.begin()]);
+      }
+      ++copied;
+    }
+    if (copied == 0) return "";
+    return fmt::format(
+        "; speaker embedding remapped by speaker ({} of the model's {} speakers copied from the "
+        "checkpoint's {}; new, as initialized: {})",
+        speakers_.size() - fresh.size(), speakers_.size(), from.speakers.size(),
+        fresh.empty() ? std::string("none") : fmt::format("{}", fmt::join(fresh, ", ")));
+  }
+
+  // Utterance `u`'s row of the speaker table as speaker ids [1]; undefined for a one-speaker
+  // model.
+  torch::Tensor speaker_of(const data::Utterance& u) const {
+    if (speakers_.empty()) return {};
+    const auto found = std::find(speakers_.begin(), speakers_.end(), u.speaker);
+    TTS_CHECK(found != speakers_.end(),
+              "utterance {}: its speaker '{}' is not in the model's speaker table ({} speakers: "
+              "{})",
+              u.id, u.speaker, speakers_.size(), fmt::join(speakers_, ", "));
+    return torch::full({1}, static_cast<int64_t>(found - speakers_.begin()),
+                       torch::TensorOptions().dtype(torch::kInt64).device(device_));
+  }
+
   const config::Config& config_;
   torch::Device device_;
   bool pin_memory_;
@@ -202,6 +306,8 @@ class WavenetFamily final : public train::Family {
   std::string run_dir_;
   std::optional<data::FeatureStore> store_;
   data::SegmentSpec spec_;
+  // The model's speaker table: names in row order (none without global conditioning).
+  std::vector<std::string> speakers_;
   WavenetTraining model_{nullptr};
   std::vector<train::OptimizerSlot> optimizers_;
   std::unique_ptr<models::WindowSource> train_;
@@ -216,9 +322,16 @@ std::unique_ptr<train::Family> make_family(const train::FamilyContext& context) 
 
 models::BenchSubject make_bench(const train::FamilyContext& context,
                                 const models::BenchShape& shape) {
-  return models::window_bench(std::make_unique<WavenetFamily>(context, std::nullopt),
-                              window_spec(context.config), shape, context.config.audio.n_mels,
-                              context.placement.device);
+  models::BenchSubject subject = models::window_bench(
+      std::make_unique<WavenetFamily>(context, std::nullopt), window_spec(context.config), shape,
+      context.config.audio.n_mels, context.placement.device);
+  if (context.config.wavenet.gin_channels > 0) {  // every window the first speaker's
+    data::SegmentBatch& batch = static_cast<models::WindowBatch&>(*subject.batch).batch;
+    batch.speakers =
+        torch::zeros({batch.size()},
+                     torch::TensorOptions().dtype(torch::kInt64).device(context.placement.device));
+  }
+  return subject;
 }
 
 std::map<std::string, torch::Tensor> synthesis_tensors(const checkpoint::Checkpoint& checkpoint) {
