@@ -19,6 +19,7 @@ struct GtaArgs {
   models::GtaRequest request;
   std::string prenet_dropout = "keyed";
   int nproc_per_node = 1;
+  std::string corpus;
 };
 
 Runner setup_gta(CLI::App& app) {
@@ -35,9 +36,13 @@ Runner setup_gta(CLI::App& app) {
                  "made them) and, with --wavs, filelist.txt")
       ->required();
   app.add_option("--wavs", args->request.wavs_dir,
-                 "the LJSpeech-format corpus the store was made from: needed when the store keeps "
-                 "no waveforms (gta reads each utterance's audio there, as preprocess did); "
-                 "filelist.txt then pairs CORPUS/wavs/ID.wav with each mel");
+                 "the corpus the store was made from: needed when the store keeps no waveforms "
+                 "(gta reads each utterance's audio there, as preprocess did); filelist.txt then "
+                 "pairs each utterance's audio file with its mel");
+  app.add_option("--corpus", args->corpus,
+                 "the layout of --wavs: ljspeech, vctk, libritts or csv (default: the "
+                 "checkpoint's data.corpus; docs/corpora.md)")
+      ->check(CLI::IsMember(config::choice_names<config::CorpusLayout>()));
   app.add_option("--prenet-dropout", args->prenet_dropout,
                  "keyed (default: the prenet's dropout stays on, as in training and NVIDIA's "
                  "gta, each utterance's masks drawn from its own stream of the checkpoint's seed "
@@ -55,6 +60,9 @@ Runner setup_gta(CLI::App& app) {
     apply_log_level(nullptr, rank.rank, rank.world_size);
     models::GtaRequest request = args->request;
     request.inference_dropout = args->prenet_dropout == "keyed";
+    if (!args->corpus.empty()) {
+      request.corpus = config::require_choice<config::CorpusLayout>(args->corpus, "--corpus");
+    }
     request.rank = rank.rank;
     request.world_size = rank.world_size;
     request.local_rank = rank.local_rank;

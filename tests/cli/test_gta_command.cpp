@@ -104,13 +104,15 @@ TEST_F(GtaCommand, ChecksTheCorpusBeforeWritingAnything) {
   train("checked", "--max-steps 1" + kAtDefaults);
   CliResult missing = gta("checked", "nowhere", "--wavs " + root_ + "/no_such_corpus");
   EXPECT_EQ(missing.exit_code, 2) << missing.output;
-  EXPECT_NE(missing.output.find("found no " + root_ + "/no_such_corpus/wavs folder"),
-            std::string::npos)
+  EXPECT_NE(
+      missing.output.find("--wavs " + root_ + "/no_such_corpus: expected the ljspeech corpus"),
+      std::string::npos)
       << missing.output;
 
   // A corpus that lacks one utterance's audio: named, and no mel written.
   const std::string partial = root_ + "/partial_corpus";
   fs::create_directories(partial + "/wavs");
+  fs::copy_file(root_ + "/corpus/metadata.csv", partial + "/metadata.csv");
   std::string named;
   for (const auto& entry : fs::directory_iterator(root_ + "/corpus/wavs")) {
     if (named.empty()) {

@@ -9,6 +9,7 @@
 
 #include "train_fixture.h"
 #include "tts/checkpoint/checkpoint.h"
+#include "tts/core/fs.h"
 #include "tts/formats/npy.h"
 
 namespace fs = std::filesystem;
@@ -183,4 +184,47 @@ TEST_F(TrainSpeakers, ForwardTakesTheSpeakerRowsAsAnInput) {
   CliResult beyond = run_cli(command + " --input speakers=" + dir + "/outside.npy", true);
   EXPECT_EQ(beyond.exit_code, 2) << beyond.output;
   EXPECT_NE(beyond.output.find("expected 1 rows in [0, 3)"), std::string::npos) << beyond.output;
+}
+
+// gta of a model of several speakers reads a VCTK-layout corpus (--corpus) and speaks each
+// utterance with its own speaker's row, through the checkpoint's table: swapping two names in the
+// table changes exactly those two speakers' mels.
+TEST_F(TrainSpeakers, GtaSpeaksEachUtteranceWithItsOwnSpeakersRow) {
+  train("gta", "--max-steps 3" + kSpeakers + kAtDefaults);
+  auto gta = [&](const std::string& out) {
+    CliResult result = run_cli("gta --checkpoint " + checkpoint_of("gta") + " --data " + feats_ +
+                                   " --out " + root_ + "/" + out + " --wavs " + root_ +
+                                   "/corpus --corpus vctk --prenet-dropout off",
+                               true);
+    EXPECT_EQ(result.exit_code, 0) << result.output;
+    return result.output;
+  };
+  gta("gta_store");
+  // The VCTK recordings are what the vocoder's store pairs with each mel.
+  const std::string filelist = tts::read_file(root_ + "/gta_store/filelist.txt");
+  EXPECT_NE(filelist.find("/corpus/wav48/en_m3/en_m3_001.wav|"), std::string::npos) << filelist;
+  EXPECT_EQ(tts::read_file(root_ + "/gta_store/speakers.tsv").substr(0, 5), "name\t");
+
+  const std::string file = tts::checkpoint::checkpoint_files(root_ + "/gta/checkpoints").front();
+  tts::checkpoint::Checkpoint checkpoint = tts::checkpoint::load_checkpoint(file);
+  ASSERT_EQ(checkpoint.speakers, (std::vector<std::string>{"en-gb_m2", "en-us_f3", "en_m3"}));
+  checkpoint.speakers = {"en-us_f3", "en-gb_m2", "en_m3"};
+  tts::checkpoint::write_checkpoint(file, checkpoint);
+  gta("gta_swapped");
+  int same = 0, changed = 0;
+  for (const auto& entry : fs::directory_iterator(root_ + "/gta_store")) {
+    if (entry.path().extension() != ".npy") continue;
+    const std::string name = entry.path().filename().string();
+    const auto a = tts::formats::read_npy(entry.path().string());
+    const auto b = tts::formats::read_npy(root_ + "/gta_swapped/" + name);
+    if (name.rfind("en_m3_", 0) == 0) {
+      EXPECT_EQ(a.data, b.data) << name;
+      ++same;
+    } else {
+      EXPECT_NE(a.data, b.data) << name;
+      ++changed;
+    }
+  }
+  EXPECT_EQ(same, 6);
+  EXPECT_EQ(changed, 12);
 }

@@ -97,8 +97,11 @@ struct GtaRequest {
   std::string data_dir;    // the feature store (its config must fit the checkpoint's)
   std::string out_dir;     // DIR/ID.npy [n_mels, frames] float32, DIR/filelist.txt and, when
                            // the store keeps waveforms, a feature store (the family's gta says)
-  std::string wavs_dir;    // the LJSpeech corpus the store was made from (its wavs/ID.wav), or
-                           // empty: then the store must keep waveforms and no filelist is made
+  std::string wavs_dir;    // the corpus the store was made from, or empty: then the store must
+                           // keep waveforms and no filelist is made
+  // wavs_dir's layout (data.corpus); nullopt: the checkpoint's config's (its data.csv_* keys
+  // describe a CSV corpus either way).
+  std::optional<config::CorpusLayout> corpus;
   // The dropout the model keeps on in inference (Tacotron-2's prenet): true: each utterance's
   // masks from its own stream (the checkpoint's seed and step, its id), so that a rerun and any
   // worker count give the same mels; false: none.

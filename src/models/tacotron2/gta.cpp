@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <thread>
 
 #include "tts/audio/audio_io.h"
@@ -16,8 +17,8 @@
 #include "tts/core/logging.h"
 #include "tts/core/printable.h"
 #include "tts/data/batch.h"
+#include "tts/data/corpus.h"
 #include "tts/data/feature_store.h"
-#include "tts/data/ljspeech.h"
 #include "tts/data/store_writer.h"
 #include "tts/dist/communicator.h"
 #include "tts/dist/rank_info.h"
@@ -158,30 +159,45 @@ void settle_provenance(const std::string& out, const std::string& ours,
   }
 }
 
-// Every utterance of this worker's share has its audio in the corpus, before anything is computed.
-void check_corpus(const std::string& wavs_dir, const std::vector<data::Utterance>& share) {
-  std::error_code error;
-  TTS_USAGE_CHECK(fs::is_directory(fs::path(wavs_dir) / "wavs", error),
-                  "--wavs {}: expected the LJSpeech-format corpus the store was made from (a "
-                  "folder with wavs/ID.wav and metadata.csv), found no {}/wavs folder",
-                  wavs_dir, wavs_dir);
-  std::vector<std::string> problems;
-  for (const data::Utterance& u : share) {
-    data::AudioLookup audio = data::find_ljspeech_audio(wavs_dir, u.id);
-    if (!audio.problem.empty()) problems.push_back(printable(u.id) + ": " + audio.problem);
+// The audio file of every utterance of the corpus in `dir` (laid out as `options.corpus`), by id;
+// throws UsageError, before anything is computed, when one of `wanted` has none there.
+std::map<std::string, std::string> corpus_audio(const config::DataOptions& options,
+                                                const std::string& dir,
+                                                const std::vector<data::Utterance>& wanted) {
+  const data::Corpus corpus = [&] {
+    try {
+      return data::read_corpus(options, dir);
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format(
+          "--wavs {}: expected the {} corpus the store was made from (--corpus names another "
+          "layout): {}",
+          dir, options.corpus, e.what()));
+    }
+  }();
+  std::map<std::string, std::string> audio, problems;
+  for (const data::CorpusEntry& entry : corpus.entries) audio.emplace(entry.id, entry.audio);
+  for (const data::CorpusProblem& problem : corpus.problems) {
+    problems.emplace(problem.id, problem.reason);
   }
-  TTS_USAGE_CHECK(problems.empty(),
+  std::vector<std::string> missing;
+  for (const data::Utterance& u : wanted) {
+    if (audio.count(u.id) > 0) continue;
+    auto why = problems.find(u.id);
+    missing.push_back(printable(u.id) + ": " +
+                      (why != problems.end() ? why->second : "not in the corpus"));
+  }
+  TTS_USAGE_CHECK(missing.empty(),
                   "--wavs {}: {} utterance(s) of the store have no audio there ({}{}); give the "
-                  "corpus the store was made from",
-                  wavs_dir, problems.size(), problems.front(), problems.size() > 1 ? "; ..." : "");
+                  "corpus the store was made from, and its layout (--corpus)",
+                  dir, missing.size(), missing.front(), missing.size() > 1 ? "; ..." : "");
+  return audio;
 }
 
 // The trimmed waveform the store's mel of `u` was computed from, recomputed from the corpus as
 // preprocess did (the checkpoint's audio settings); its frames must be the store's.
 formats::NpyArray corpus_waveform(const audio::AudioProcessor& processor,
-                                  const config::AudioOptions& options, const std::string& wavs_dir,
+                                  const config::AudioOptions& options, const std::string& path,
                                   const data::Utterance& u) {
-  const std::string path = data::find_ljspeech_audio(wavs_dir, u.id).path;
   audio::Features features = processor.compute(audio::read_audio(path, options), false, true);
   TTS_CHECK(features.mel.size(0) == u.n_frames && features.n_samples == u.n_samples,
             "{} (utterance {}): its audio gives {} frames and {} samples under the checkpoint's "
@@ -227,7 +243,12 @@ models::GtaSummary run_gta(const models::TrainedCheckpoint& read,
   // store's own or, from a store that keeps none, recomputed from the corpus as preprocess did.
   const bool store_waveforms = !all.empty() && !all.front().waveform_path.empty();
   const bool as_store = store_waveforms || !request.wavs_dir.empty();
-  if (!request.wavs_dir.empty()) check_corpus(request.wavs_dir, share);
+  std::map<std::string, std::string> audio_of;
+  if (!request.wavs_dir.empty()) {
+    config::DataOptions layout = config.data;
+    if (request.corpus) layout.corpus = *request.corpus;
+    audio_of = corpus_audio(layout, request.wavs_dir, all);
+  }
   if (!as_store && request.rank == 0) {
     log->info(
         "{} keeps no waveforms and no --wavs was given: {} holds the mels alone (ID.npy), not a "
@@ -268,8 +289,7 @@ models::GtaSummary run_gta(const models::TrainedCheckpoint& read,
   if (request.rank == 0 && !request.wavs_dir.empty()) {
     std::string filelist;
     for (const auto& u : all) {
-      filelist +=
-          data::find_ljspeech_audio(request.wavs_dir, u.id).path + "|" + mel_path(u.id) + "\n";
+      filelist += audio_of.at(u.id) + "|" + mel_path(u.id) + "\n";
     }
     write_file_atomic((fs::path(request.out_dir) / "filelist.txt").string(), filelist);
   }
@@ -292,7 +312,7 @@ models::GtaSummary run_gta(const models::TrainedCheckpoint& read,
       formats::write_npy(store_path(data::StoreWriter::waveform_path(u.id)), wave);
     } else if (as_store) {
       formats::write_npy(store_path(data::StoreWriter::waveform_path(u.id)),
-                         corpus_waveform(*processor, config.audio, request.wavs_dir, u));
+                         corpus_waveform(*processor, config.audio, audio_of.at(u.id), u));
     }
     if (auto problem =
             data::check_feature_file(u.mel_path, u.id, config.audio.n_mels, u.n_frames)) {
