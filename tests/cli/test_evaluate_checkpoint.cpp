@@ -293,3 +293,50 @@ TEST_F(EvaluateCheckpoint, AOneSpeakerModelSpeaksEveryUtteranceAndTheReportKeeps
             static_cast<long>(1 + 3 + json.find("speakers")->members.size() + 1))
       << tsv;
 }
+
+// A WaveNet of the store's two speakers vocodes each utterance in the utterance's voice: the clips
+// are synthesize --vocoder's for the same speaker, and not those of the other voice.
+TEST_F(EvaluateCheckpoint, AVocoderOfSeveralSpeakersSpeaksAsTheUtterancesSpeaker) {
+  const std::string wavenet = std::string(TTS_SOURCE_DIR) + "/configs/wavenet_small.yaml";
+  const CliResult trained =
+      run_cli("train --config " + wavenet + " --data " + feats_ + " --out " + root_ +
+                  "/wavenet --max-steps 1 --set wavenet.gin_channels=8 --set wavenet.n_speakers=2" +
+                  kAtDefaults,
+              true);
+  ASSERT_EQ(trained.exit_code, 0) << trained.output;
+  const std::string vocoder = root_ + "/wavenet/checkpoints/latest";
+  const std::string out = root_ + "/eval_wavenet";
+  const CliResult result = evaluate("--data " + feats_ + " --vocoder " + vocoder + " --out " + out);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+
+  const auto val = read_rows(feats_ + "/val.tsv");
+  const size_t id_column = column(val[0], "id");
+  const size_t speaker_column = column(val[0], "speaker");
+  const size_t text_column = column(val[0], "text");
+  for (const std::string& speaker : kSpeakerNames) {
+    std::string lines;
+    std::vector<std::string> ids;
+    for (size_t r = 1; r < val.size(); ++r) {
+      if (val[r][speaker_column] != speaker) continue;
+      lines += val[r][text_column] + "\n";
+      ids.push_back(val[r][id_column]);
+    }
+    const std::string text_file = root_ + "/vocoded_" + speaker + ".txt";
+    std::ofstream(text_file) << lines;
+    const std::string other = speaker == kSpeakerNames[0] ? kSpeakerNames[1] : kSpeakerNames[0];
+    for (const std::string& voice : {speaker, other}) {
+      const std::string dir = root_ + "/vocoded_" + speaker + "_as_" + voice;
+      const CliResult spoken =
+          run_cli("synthesize --checkpoint " + checkpoint_ + " --speaker " + speaker +
+                      " --vocoder " + vocoder + " --vocoder-speaker " + voice + " --text-file " +
+                      text_file + " --out " + dir,
+                  true);
+      ASSERT_EQ(spoken.exit_code, 0) << spoken.output;
+      for (size_t k = 0; k < ids.size(); ++k) {
+        const bool same = slurp(dir + "/" + std::to_string(k + 1) + ".wav") ==
+                          slurp(out + "/synthesized/" + ids[k] + ".wav");
+        EXPECT_EQ(same, voice == speaker) << ids[k] << " vocoded as " << voice;
+      }
+    }
+  }
+}
