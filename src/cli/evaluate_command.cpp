@@ -1,12 +1,15 @@
 // tts-train evaluate: how close synthesized clips are to their references (docs/evaluate.md).
-// Clips of the two folders are paired by id (the file's stem); each pair gets MCD, F0 RMSE and
-// VDE on one DTW path (include/tts/eval/evaluate.h), and a CER when `--asr` transcribes the
-// synthesized clip; OUT/evaluate.json and OUT/evaluate.tsv hold the figures and their means.
+// The clips come from two folders, or a checkpoint speaks a feature store's utterances
+// (evaluate_checkpoint.cpp); either way they are paired by id (the file's stem), each pair gets
+// MCD, F0 RMSE and VDE on one DTW path (include/tts/eval/evaluate.h), and a CER when `--asr`
+// transcribes the synthesized clip; OUT/evaluate.json and OUT/evaluate.tsv hold the figures and
+// their means.
 #include <stdlib.h>
 
 #include <filesystem>
 #include <memory>
 
+#include "evaluate_modes.h"
 #include "tts/audio/audio_io.h"
 #include "tts/cli/command.h"
 #include "tts/core/fs.h"
@@ -28,6 +31,7 @@ struct EvaluateArgs {
   std::string speakers;
   std::string asr;
   std::string asr_python = "python3";
+  CheckpointEvaluation checkpoint;  // the checkpoint mode when checkpoint.checkpoint is given
 };
 
 constexpr size_t kNamesShown = 5;
@@ -59,9 +63,10 @@ class ScratchFolder {
   std::string path_;
 };
 
-void transcribe(const EvaluateArgs& args, const std::map<std::string, std::string>& texts,
-                const std::map<std::string, std::string>& synthesized,
+void transcribe(const EvaluateArgs& args, const EvaluationClips& clips,
                 std::vector<eval::UtteranceFigures>& figures) {
+  const auto& texts = clips.texts;
+  const auto& synthesized = clips.synthesized;
   ScratchFolder scratch;
   std::vector<std::string> wavs;
   std::vector<eval::UtteranceFigures*> targets;
@@ -83,17 +88,64 @@ void transcribe(const EvaluateArgs& args, const std::map<std::string, std::strin
     eval::UtteranceFigures& u = *targets[k];
     u.transcript = transcripts[k];
     u.cer = eval::character_error_rate(texts.at(u.id), u.transcript,
-                                       args.text + " (id " + printable(u.id) + ")");
+                                       clips.text_source + " (id " + printable(u.id) + ")");
   }
 }
 
-int run_evaluate(const EvaluateArgs& args) {
+// The clips of the two-folder mode.
+EvaluationClips folder_clips(const EvaluateArgs& args) {
+  TTS_USAGE_CHECK(!args.reference.empty() && !args.synthesized.empty(),
+                  "evaluate: expected --reference DIR and --synthesized DIR (two folders of "
+                  "clips), or --checkpoint CKPT --data STORE; found {}",
+                  args.reference.empty() ? "no --reference" : "no --synthesized");
   TTS_USAGE_CHECK(args.asr.empty() || !args.text.empty(),
                   "evaluate: --asr {} needs --text FILE (lines `id<TAB>text` or `id|text`): the "
                   "CER compares what the recognizer hears with the text",
                   args.asr);
-  const auto reference = eval::find_clips(args.reference, "--reference");
-  const auto synthesized = eval::find_clips(args.synthesized, "--synthesized");
+  EvaluationClips clips;
+  clips.reference = eval::find_clips(args.reference, "--reference");
+  clips.synthesized = eval::find_clips(args.synthesized, "--synthesized");
+  clips.reference_source = "--reference " + printable(args.reference);
+  clips.synthesized_source = "--synthesized " + printable(args.synthesized);
+  if (!args.speakers.empty()) clips.speakers = eval::read_id_table(args.speakers, "speaker");
+  if (!args.text.empty()) clips.texts = eval::read_id_table(args.text, "text");
+  clips.text_source = args.text;
+  return clips;
+}
+
+// The clips of the checkpoint mode, after refusing the two-folder mode's options beside it.
+EvaluationClips checkpoint_clips(const EvaluateArgs& args) {
+  const CheckpointEvaluation& c = args.checkpoint;
+  TTS_USAGE_CHECK(args.synthesized.empty(),
+                  "evaluate: --checkpoint and --synthesized are two modes; expected one: "
+                  "--checkpoint CKPT --data STORE synthesizes the clips itself, --reference DIR "
+                  "--synthesized DIR compares clips already made");
+  TTS_USAGE_CHECK(!c.data.empty(),
+                  "evaluate: --checkpoint {} needs --data STORE, the feature store whose "
+                  "utterances it speaks",
+                  printable(c.checkpoint));
+  TTS_USAGE_CHECK(args.speakers.empty() && args.text.empty(),
+                  "evaluate: --checkpoint takes the speakers and texts from the store --data {}; "
+                  "drop {}",
+                  printable(c.data), args.speakers.empty() ? "--text" : "--speakers");
+  CheckpointEvaluation with_out = c;
+  with_out.reference = args.reference;
+  with_out.out = args.out;
+  EvaluationClips clips = synthesize_store_clips(with_out);
+  if (args.asr.empty()) clips.texts.clear();
+  return clips;
+}
+
+int run_evaluate(const EvaluateArgs& args) {
+  const bool checkpoint_mode = !args.checkpoint.checkpoint.empty();
+  if (!checkpoint_mode) {
+    TTS_USAGE_CHECK(args.checkpoint.data.empty() && args.checkpoint.vocoder.empty(),
+                    "evaluate: --data and --vocoder belong to the checkpoint mode; give "
+                    "--checkpoint CKPT too");
+  }
+  const EvaluationClips clips = checkpoint_mode ? checkpoint_clips(args) : folder_clips(args);
+  const auto& reference = clips.reference;
+  const auto& synthesized = clips.synthesized;
   std::vector<std::string> matched, reference_only, synthesized_only;
   for (const auto& [id, path] : reference) {
     (synthesized.count(id) ? matched : reference_only).push_back(id);
@@ -103,22 +155,18 @@ int run_evaluate(const EvaluateArgs& args) {
   }
   TTS_CHECK(!matched.empty(),
             "evaluate: no id has a clip in both folders; expected files of the same stem "
-            "(a.wav and a.wav, or a.flac), found {} in --reference {} ({}) and {} in "
-            "--synthesized {} ({})",
-            reference.size(), printable(args.reference), first_names(reference_only),
-            synthesized.size(), printable(args.synthesized), first_names(synthesized_only));
+            "(a.wav and a.wav, or a.flac), found {} in {} ({}) and {} in {} ({})",
+            reference.size(), clips.reference_source, first_names(reference_only),
+            synthesized.size(), clips.synthesized_source, first_names(synthesized_only));
   auto logger = log::get("eval");
   if (!reference_only.empty()) {
-    logger->warn("{} ids only in --reference {} (not evaluated): {}", reference_only.size(),
-                 printable(args.reference), first_names(reference_only));
+    logger->warn("{} ids only in {} (not evaluated): {}", reference_only.size(),
+                 clips.reference_source, first_names(reference_only));
   }
   if (!synthesized_only.empty()) {
-    logger->warn("{} ids only in --synthesized {} (not evaluated): {}", synthesized_only.size(),
-                 printable(args.synthesized), first_names(synthesized_only));
+    logger->warn("{} ids only in {} (not evaluated): {}", synthesized_only.size(),
+                 clips.synthesized_source, first_names(synthesized_only));
   }
-  std::map<std::string, std::string> speakers, texts;
-  if (!args.speakers.empty()) speakers = eval::read_id_table(args.speakers, "speaker");
-  if (!args.text.empty()) texts = eval::read_id_table(args.text, "text");
 
   create_folder(args.out);
   const std::string json_path = args.out + "/evaluate.json";
@@ -134,12 +182,12 @@ int run_evaluate(const EvaluateArgs& args) {
         eval::compare_utterances(audio::read_audio(reference.at(id), options),
                                  audio::read_audio(synthesized.at(id), options), printable(id));
     u.id = id;
-    if (auto it = speakers.find(id); it != speakers.end()) u.speaker = it->second;
+    if (auto it = clips.speakers.find(id); it != clips.speakers.end()) u.speaker = it->second;
     logger->info("{}: MCD {:.2f} dB, F0 RMSE {:.1f} Hz, VDE {:.3f} over {} frames", printable(id),
                  u.mcd_db, u.f0_rmse_hz, u.vde, u.frames);
     figures.push_back(std::move(u));
   }
-  if (!args.asr.empty()) transcribe(args, texts, synthesized, figures);
+  if (!args.asr.empty()) transcribe(args, clips, figures);
 
   eval::ReportContext context{reference_only, synthesized_only, args.asr};
   write_file_atomic(json_path, eval::report_json(figures, context));
@@ -152,19 +200,41 @@ int run_evaluate(const EvaluateArgs& args) {
 Runner setup_evaluate(CLI::App& app) {
   auto args = std::make_shared<EvaluateArgs>();
   app.add_option("--reference", args->reference,
-                 "folder of the reference clips (.wav/.flac/.ogg), named by utterance id")
-      ->required();
+                 "folder of the reference clips (.wav/.flac/.ogg), named by utterance id; with "
+                 "--checkpoint: the corpus's recordings, for a store that keeps no waveforms");
   app.add_option("--synthesized", args->synthesized,
-                 "folder of the synthesized clips, named like their references")
-      ->required();
-  app.add_option("--out", args->out, "folder for evaluate.json and evaluate.tsv (created)")
+                 "folder of the synthesized clips, named like their references");
+  app.add_option("--checkpoint", args->checkpoint.checkpoint,
+                 "an acoustic model's checkpoint that speaks the utterances of --data (instead of "
+                 "--synthesized); its clips go to OUT/synthesized/ID.wav");
+  app.add_option("--data", args->checkpoint.data,
+                 "with --checkpoint: the feature store whose utterances, speakers, texts and "
+                 "recordings are evaluated");
+  app.add_option("--vocoder", args->checkpoint.vocoder,
+                 "with --checkpoint: a vocoder checkpoint to speak the mels with "
+                 "(default: Griffin-Lim)");
+  app.add_option("--split", args->checkpoint.split, "with --checkpoint: val or train")
+      ->check(CLI::IsMember({"val", "train"}))
+      ->capture_default_str();
+  app.add_option("--limit", args->checkpoint.limit,
+                 "with --checkpoint: only the split's first N utterances (0: all)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--batch", args->checkpoint.batch,
+                 "with --checkpoint: sentences decoded together, as synthesize --batch")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  app.add_option("--out", args->out,
+                 "folder for evaluate.json and evaluate.tsv (created); give RUN/eval for "
+                 "`tts-train report RUN` to show the evaluation")
       ->capture_default_str();
   app.add_option("--text", args->text,
-                 "the texts: lines `id<TAB>text` or LJSpeech's `id|text|normalized` (for --asr)");
+                 "the texts: lines `id<TAB>text` or LJSpeech's `id|text|normalized` (for --asr; "
+                 "--checkpoint takes the store's)");
   app.add_option("--speakers", args->speakers,
                  "lines `id<TAB>speaker`: the report adds each speaker's means");
   app.add_option("--asr", args->asr,
-                 "transcribe the synthesized clips and report their CER against --text")
+                 "transcribe the synthesized clips and report their CER against --text (or the "
+                 "store's texts)")
       ->check(CLI::IsMember(eval::asr_names()));
   app.add_option("--asr-python", args->asr_python,
                  "the Python that has the recognizer's package (pip install pocketsphinx)")
@@ -172,7 +242,9 @@ Runner setup_evaluate(CLI::App& app) {
   app.footer(
       "Example:\n"
       "  tts-train evaluate --reference wavs/ --synthesized out/ --out eval/ \\\n"
-      "      [--speakers speakers.tsv] [--text metadata.csv --asr pocketsphinx]");
+      "      [--speakers speakers.tsv] [--text metadata.csv --asr pocketsphinx]\n"
+      "  tts-train evaluate --checkpoint RUN/checkpoints/latest --data feats/ \\\n"
+      "      [--vocoder VOC] [--split val] [--limit N] --out RUN/eval");
   return [args]() { return run_evaluate(*args); };
 }
 

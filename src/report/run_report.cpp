@@ -11,6 +11,7 @@
 #include <random>
 #include <set>
 
+#include "evaluation_section.h"
 #include "run_files.h"
 #include "svg_chart.h"
 #include "tts/core/error.h"
@@ -541,6 +542,7 @@ std::string render_run_report(const std::string& run_dir, const RunContents& con
   html += learning_section(page);
   html += speed_section(page);
   html += validation_section(page);
+  html += evaluation_section(run);
   html += checkpoints_section(page);
   html += "<h2 id=\"config\">Config (<code>config.yaml</code>)</h2>";
   html += config ? "<pre>" + html_escape(*config) + "</pre>"

@@ -224,3 +224,44 @@ TEST(RunReport, RendersInChromiumWithCurvesPlotsAndAudioAndNoConsoleErrors) {
   }
   EXPECT_GT(coloured, 20000u) << "curves and plots should colour the page";
 }
+
+// `evaluate --out RUN/eval`: the page shows the means and a row per speaker, names escaped, an
+// undefined figure as a dash; a file that is not an evaluation is said, not fatal.
+TEST(RunReport, ShowsTheEvaluationOfTheRunWithItsSpeakers) {
+  const std::string dir = scratch("evaluation_run");
+  make_run(dir);
+  EXPECT_EQ(render_run_report(dir, alignment_run()).find("id=\"evaluation\""), std::string::npos);
+  write(dir + "/eval/evaluate.json",
+        R"({"settings": {}, "utterances": [],
+            "summary": {"utterances": 4, "mcd_db": 7.25, "f0_rmse_hz": 31.5, "vde": 0.25,
+                        "cer": null},
+            "speakers": {"en-gb_m2": {"utterances": 2, "mcd_db": 7.5, "f0_rmse_hz": null,
+                                      "vde": 0.125, "cer": null},
+                         "<b>x</b>": {"utterances": 2, "mcd_db": 7, "f0_rmse_hz": 31.5,
+                                      "vde": 0.375, "cer": null}},
+            "reference_only": [], "synthesized_only": []})");
+  std::string html = render_run_report(dir, alignment_run());
+  const size_t section = html.find("<h2 id=\"evaluation\">");
+  ASSERT_NE(section, std::string::npos);
+  EXPECT_LT(section, html.find("<h2 id=\"checkpoints\">"));
+  html = html.substr(section, html.find("<h2 id=\"checkpoints\">") - section);
+  EXPECT_NE(html.find("<tr><th>all</th><td class=\"num\">4</td><td class=\"num\">7.25</td>"
+                      "<td class=\"num\">31.5</td><td class=\"num\">0.250</td>"
+                      "<td class=\"num\">&ndash;</td></tr>"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<tr><td>en-gb_m2</td><td class=\"num\">2</td><td class=\"num\">7.50</td>"
+                      "<td class=\"num\">&ndash;</td>"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("&lt;b&gt;x&lt;/b&gt;"), std::string::npos) << html;
+  EXPECT_EQ(html.find("<b>x</b>"), std::string::npos) << html;
+
+  write(dir + "/eval/evaluate.json", R"({"summary": [1, 2]})");
+  html = render_run_report(dir, alignment_run());
+  EXPECT_NE(html.find("expected an object &quot;summary&quot;"), std::string::npos) << html;
+  write(dir + "/eval/evaluate.json", "{not json");
+  html = render_run_report(dir, alignment_run());
+  EXPECT_NE(html.find("id=\"evaluation\""), std::string::npos);
+  EXPECT_NE(html.find("eval/evaluate.json line 1"), std::string::npos) << html;
+}
