@@ -6,9 +6,11 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "../support/scratch.h"
 
@@ -66,6 +68,22 @@ inline void expect_vocoder_report(const std::string& html) {
        {"lignment", "diagonal", "Griffin-Lim", "ree-running", "stop token", "class=\"warn\""}) {
     EXPECT_EQ(html.find(absent), std::string::npos) << absent;
   }
+}
+
+// A Python with pocketsphinx (`pip install pocketsphinx`, which ships the en-us model):
+// TTS_ASR_PYTHON, else the virtual environment `scripts/setup.sh --torch pip` makes (which
+// installs it: CI's PyTorch 2.11 stage), else python3; "" when none has it.
+inline std::string asr_python() {
+  std::vector<std::string> candidates;
+  if (const char* chosen = std::getenv("TTS_ASR_PYTHON")) candidates.push_back(chosen);
+  candidates.push_back(std::string(TTS_SOURCE_DIR) + "/.deps/torch-2.11.0/bin/python");
+  candidates.push_back("python3");
+  for (const std::string& python : candidates) {
+    if (run_shell("'" + python + "' -c 'import pocketsphinx' 2>/dev/null").exit_code == 0) {
+      return python;
+    }
+  }
+  return "";
 }
 
 }  // namespace tts::test

@@ -340,3 +340,30 @@ TEST_F(EvaluateCheckpoint, AVocoderOfSeveralSpeakersSpeaksAsTheUtterancesSpeaker
     }
   }
 }
+
+// With the recognizer (CI's PyTorch 2.11 stage installs it), each speaker's utterances get a CER
+// against the store's texts, and so does the summary.
+TEST_F(EvaluateCheckpoint, TheRecognizerGivesEachSpeakerACharacterErrorRate) {
+  const std::string python = tts::test::asr_python();
+  if (python.empty()) {
+    GTEST_SKIP() << "no Python with the pocketsphinx package (TTS_ASR_PYTHON, .deps/torch-2.11.0 "
+                    "of scripts/setup.sh --torch pip, python3): --asr cannot run here";
+  }
+  const std::string out = root_ + "/asr_eval";
+  const CliResult result =
+      evaluate("--data " + feats_ + " --asr pocketsphinx --asr-python " + python + " --out " + out);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const JsonValue json = tts::formats::parse_json(slurp(out + "/evaluate.json"), "evaluate.json");
+  const JsonValue* speakers = json.find("speakers");
+  ASSERT_NE(speakers, nullptr);
+  for (const std::string& name : kSpeakerNames) {
+    const JsonValue* speaker = speakers->find(name);
+    ASSERT_NE(speaker, nullptr) << name;
+    const double cer = number(speaker->find("cer"));
+    EXPECT_TRUE(std::isfinite(cer) && cer >= 0) << name << ": " << cer;
+  }
+  for (const JsonValue& u : json.find("utterances")->items) {
+    EXPECT_NE(u.find("transcript"), nullptr) << u.find("id")->text;
+  }
+  EXPECT_TRUE(std::isfinite(number(json.find("summary")->find("cer"))));
+}

@@ -14,6 +14,7 @@ namespace tts::eval {
 namespace {
 
 namespace fsys = std::filesystem;
+using test::asr_python;
 using test::run_cli;
 using test::run_shell;
 
@@ -177,22 +178,6 @@ TEST(EvaluateCommand, RecognizerThatCannotRunIsNamedWithTheFix) {
   EXPECT_NE(result.output.find("no-such-python"), std::string::npos) << result.output;
   EXPECT_NE(result.output.find("pip install pocketsphinx"), std::string::npos) << result.output;
   EXPECT_FALSE(fsys::exists(f.out + "/evaluate.json"));
-}
-
-// A Python with pocketsphinx (`pip install pocketsphinx`, which ships the en-us model):
-// TTS_ASR_PYTHON, else the virtual environment `scripts/setup.sh --torch pip` makes (which
-// installs it: CI's PyTorch 2.11 stage), else python3; "" when none has it.
-std::string asr_python() {
-  std::vector<std::string> candidates;
-  if (const char* chosen = std::getenv("TTS_ASR_PYTHON")) candidates.push_back(chosen);
-  candidates.push_back(std::string(TTS_SOURCE_DIR) + "/.deps/torch-2.11.0/bin/python");
-  candidates.push_back("python3");
-  for (const std::string& python : candidates) {
-    if (run_shell("'" + python + "' -c 'import pocketsphinx' 2>/dev/null").exit_code == 0) {
-      return python;
-    }
-  }
-  return "";
 }
 
 // The recognizer is optional at run time; this test runs wherever a Python has pocketsphinx.
