@@ -64,9 +64,13 @@ def table(out, minutes):
         )
 
     row("the base voice's own recordings (how far apart the voices are)", "base_voice", [])
+    row("the new voice's own mels through the base HiFi-GAN (what the vocoder alone costs)",
+        "copy_base_voc", [])
     row("base model unchanged (Tacotron-2 + HiFi-GAN of the base voice)", "base", ["base", "base_voc"])
     for m in minutes:
         row(f"{m} min: fine-tuned from the base model", f"tuned_{m}min", [f"tuned_{m}min"])
+        row(f"{m} min: fine-tuned, Griffin-Lim instead of the vocoder", f"tuned_gl_{m}min",
+            [f"tuned_{m}min"])
         row(f"{m} min: fine-tuned, vocoder fine-tuned on its GTA mels", f"tuned_voc_{m}min",
             [f"tuned_{m}min", f"voc_{m}min"])
         row(f"{m} min: from scratch", f"scratch_{m}min", [f"scratch_{m}min"])
