@@ -128,22 +128,6 @@ std::string format_store_tsv(const std::vector<StoreRow>& rows) {
   return out;
 }
 
-std::vector<StoreSpeaker> count_speakers(const std::vector<StoreRow>& rows, int sample_rate) {
-  std::map<std::string, StoreSpeaker> by_name;
-  for (const auto& row : rows) {
-    StoreSpeaker& speaker = by_name[row.speaker];
-    speaker.name = row.speaker;
-    ++speaker.utterances;
-    speaker.minutes += static_cast<double>(row.n_samples) / sample_rate / 60;
-  }
-  std::vector<StoreSpeaker> speakers;
-  for (auto& [name, speaker] : by_name) {
-    speaker.id = static_cast<int64_t>(speakers.size());
-    speakers.push_back(speaker);
-  }
-  return speakers;
-}
-
 std::string format_speakers_tsv(const std::vector<StoreSpeaker>& speakers) {
   std::string out = "name\tid\tutterances\tminutes\n";
   for (const auto& speaker : speakers) {

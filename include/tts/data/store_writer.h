@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -79,8 +80,28 @@ Split split_train_val(const std::vector<StoreRow>& rows, double val_size, int64_
 // line breaks inside text become spaces.
 std::string format_store_tsv(const std::vector<StoreRow>& rows);
 
-// The speakers of `rows` with their counts (minutes at `sample_rate`), ids in name order.
-std::vector<StoreSpeaker> count_speakers(const std::vector<StoreRow>& rows, int sample_rate);
+// The speakers of the utterances of `lists` (vectors of StoreRow or Utterance: anything with a
+// `speaker` name and `n_samples`) with their counts (minutes at `sample_rate`), ids in name order.
+// The one count of every store's speakers: speakers.tsv, FeatureStore::speakers() and store_check.
+template <typename... Lists>
+std::vector<StoreSpeaker> count_speakers(int sample_rate, const Lists&... lists) {
+  std::map<std::string, StoreSpeaker> by_name;
+  const auto count = [&](const auto& list) {
+    for (const auto& row : list) {
+      StoreSpeaker& speaker = by_name[row.speaker];
+      speaker.name = row.speaker;
+      ++speaker.utterances;
+      speaker.minutes += static_cast<double>(row.n_samples) / sample_rate / 60;
+    }
+  };
+  (count(lists), ...);
+  std::vector<StoreSpeaker> speakers;
+  for (auto& [name, speaker] : by_name) {
+    speaker.id = static_cast<int64_t>(speakers.size());
+    speakers.push_back(speaker);
+  }
+  return speakers;
+}
 
 // The text of speakers.tsv, header included.
 std::string format_speakers_tsv(const std::vector<StoreSpeaker>& speakers);
