@@ -168,7 +168,8 @@ StoreRow StoreWriter::write_utterance(const std::string& id, const audio::Featur
                                       const std::string& text) const {
   TTS_CHECK(features.mel.dim() == 2, "{}: mel has {} dimensions, expected [frames, n_mels]", id,
             features.mel.dim());
-  StoreRow row{id, features.mel.size(0), features.n_samples, mel_path(id), "-", "-", text};
+  // The speaker is the caller's to name (the writer sees no corpus).
+  StoreRow row{id, features.mel.size(0), features.n_samples, mel_path(id), "-", "-", text, ""};
   if (with_waveforms_) {
     TTS_CHECK(features.waveform.defined() && features.waveform.numel() == features.n_samples,
               "{}: the store keeps waveforms (audio.waveforms: true) but none of {} samples was "

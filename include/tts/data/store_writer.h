@@ -124,9 +124,9 @@ class StoreWriter {
   static std::string linear_path(const std::string& id) { return "linear/" + id + ".npy"; }
   static std::string waveform_path(const std::string& id) { return "waveforms/" + id + ".npy"; }
 
-  // Writes the utterance's arrays (atomically) and returns its row. Thread-safe (one id per
-  // call). Throws tts::Error when `features` lack a linear spectrogram or waveform the store
-  // needs, or a write fails.
+  // Writes the utterance's arrays (atomically) and returns its row, whose speaker the caller sets.
+  // Thread-safe (one id per call). Throws tts::Error when `features` lack a linear spectrogram or
+  // waveform the store needs, or a write fails.
   StoreRow write_utterance(const std::string& id, const audio::Features& features,
                            const std::string& text) const;
 
