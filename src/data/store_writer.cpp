@@ -57,8 +57,10 @@ std::vector<size_t> chosen_by_hash(const std::vector<StoreRow>& rows, std::vecto
 }
 
 // Validation rows per speaker (`sizes` of each) summing to about `total`: shares in proportion
-// to the sizes, by largest remainder; then at least one from, and at least one kept by, every
-// speaker with two rows or more.
+// to the sizes, the rest by largest remainder among the speakers that can give one more (a
+// speaker keeps at least one row for training), so that the shares meet `total` whenever the
+// speakers can; then at least one from, and at least one kept by, every speaker with two rows or
+// more.
 std::vector<int64_t> speaker_shares(const std::vector<int64_t>& sizes, int64_t total) {
   int64_t n = 0;
   for (int64_t size : sizes) n += size;
@@ -72,8 +74,17 @@ std::vector<int64_t> speaker_shares(const std::vector<int64_t>& sizes, int64_t t
     remainders.push_back({-(exact - std::floor(exact)), s});
   }
   std::sort(remainders.begin(), remainders.end());
-  for (size_t k = 0; given < total && k < remainders.size(); ++k, ++given) {
-    ++shares[remainders[k].second];
+  // A speaker of one row has none to give; one whose share already leaves it a single row neither.
+  const auto can_give = [&](size_t s) { return shares[s] < sizes[s] - 1; };
+  for (bool gave = true; given < total && gave;) {
+    gave = false;
+    for (size_t k = 0; given < total && k < remainders.size(); ++k) {
+      const size_t s = remainders[k].second;
+      if (!can_give(s)) continue;
+      ++shares[s];
+      ++given;
+      gave = true;
+    }
   }
   for (size_t s = 0; s < sizes.size(); ++s) {
     if (total > 0 && sizes[s] >= 2) shares[s] = std::max<int64_t>(shares[s], 1);

@@ -71,7 +71,8 @@ struct Split {
 // A deterministic split: `val_size` rows (a count >= 1, or a fraction < 1 of the rows, rounded)
 // chosen by a seeded hash of each id, so the choice depends only on (ids, speakers, val_size,
 // seed), not on row order or the number of workers. At least one row stays in train. With several
-// speakers the count is shared among them in proportion to their rows (largest remainders), and
+// speakers the count is shared among them in proportion to their rows (largest remainders, each
+// going to a speaker with a row to spare, so that the count is met whenever the speakers can), and
 // every speaker with two rows or more gives at least one (so validation hears every voice) and
 // keeps at least one for training. Both keep `rows`' order.
 Split split_train_val(const std::vector<StoreRow>& rows, double val_size, int64_t seed);
