@@ -10,6 +10,7 @@
 #include "tts/core/error.h"
 #include "tts/core/logging.h"
 #include "tts/data/corpus.h"
+#include "tts/data/ljspeech.h"
 
 namespace tts::data {
 namespace fs = std::filesystem;
@@ -18,8 +19,10 @@ namespace {
 // A transcript holds one sentence: a file past this is not one.
 constexpr int64_t kMaxTranscriptFileBytes = 64 << 10;
 
+// One of the audio extensions the readers take (ljspeech_audio_extensions()).
 bool is_audio_extension(const std::string& extension) {
-  return extension == ".wav" || extension == ".flac" || extension == ".ogg" || extension == ".opus";
+  const std::vector<std::string>& extensions = ljspeech_audio_extensions();
+  return std::find(extensions.begin(), extensions.end(), extension) != extensions.end();
 }
 
 struct Listing {
@@ -112,7 +115,7 @@ std::string vctk_audio(const std::set<std::string>& names, const fs::path& folde
                        const std::string& id, std::string& problem) {
   for (const std::string suffix : {"", "_mic1", "_mic2"}) {
     std::vector<std::string> found;
-    for (const char* extension : {".wav", ".flac", ".ogg", ".opus"}) {
+    for (const std::string& extension : ljspeech_audio_extensions()) {
       if (names.count(id + suffix + extension) != 0) found.push_back(id + suffix + extension);
     }
     if (found.size() == 1) return (folder / found.front()).string();
@@ -274,7 +277,7 @@ Corpus read_libritts_corpus(const std::string& dir) {
         } else if (name.size() > 15 && name.compare(name.size() - 15, 15, ".normalized.txt") == 0) {
           const std::string utterance = name.substr(0, name.size() - 15);
           bool has_audio = false;
-          for (const char* audio : {".wav", ".flac", ".ogg", ".opus"}) {
+          for (const std::string& audio : ljspeech_audio_extensions()) {
             has_audio = has_audio || names.count(utterance + audio) != 0;
           }
           if (!has_audio) {

@@ -375,20 +375,7 @@ FeatureStore FeatureStore::open(const std::string& dir, const config::Config& co
                 store.dir_, u.id, config.model.kind);
     }
   }
-  std::map<std::string, StoreSpeaker> speakers;
-  for (const auto* list : {&store.train_, &store.val_}) {
-    for (const auto& u : *list) {
-      StoreSpeaker& speaker = speakers[u.speaker];
-      speaker.name = u.speaker;
-      ++speaker.utterances;
-      speaker.minutes +=
-          static_cast<double>(u.n_samples) / store.store_config_.audio.sample_rate / 60;
-    }
-  }
-  for (auto& [name, speaker] : speakers) {
-    speaker.id = static_cast<int64_t>(store.speakers_.size());
-    store.speakers_.push_back(speaker);
-  }
+  store.speakers_ = count_speakers(store.store_config_.audio.sample_rate, store.train_, store.val_);
   drop_long(store.train_, config.data.max_frames, "training");
   drop_long(store.val_, config.data.max_frames, "validation");
   TTS_CHECK(!store.train_.empty(),

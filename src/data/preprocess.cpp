@@ -466,7 +466,7 @@ PreprocessSummary preprocess_corpus(const config::Config& config,
   summary.skipped = static_cast<int64_t>(errors.size());
 
   writer.write_errors(errors);
-  const std::vector<StoreSpeaker> speakers = count_speakers(rows, config.audio.sample_rate);
+  const std::vector<StoreSpeaker> speakers = count_speakers(config.audio.sample_rate, rows);
   summary.speakers = static_cast<int64_t>(speakers.size());
   writer.write_metadata(rows, split_train_val(rows, config.data.val_size, config.data.split_seed),
                         speakers);

@@ -101,14 +101,14 @@ std::vector<SpeakerCounts> speaker_counts(const std::string& dir,
                                           std::map<std::string, std::vector<Utterance>>& lists,
                                           int sample_rate, std::vector<std::string>& problems) {
   std::map<std::string, SpeakerCounts> by_name;
-  std::map<std::string, std::string> speaker_of;
-  for (const auto& u : lists["metadata.tsv"]) {
-    SpeakerCounts& counts = by_name[u.speaker];
-    counts.name = u.speaker;
-    ++counts.utterances;
-    counts.minutes += static_cast<double>(u.n_samples) / sample_rate / 60;
-    speaker_of[u.id] = u.speaker;
+  for (const StoreSpeaker& speaker : count_speakers(sample_rate, lists["metadata.tsv"])) {
+    SpeakerCounts& counts = by_name[speaker.name];
+    counts.name = speaker.name;
+    counts.utterances = speaker.utterances;
+    counts.minutes = speaker.minutes;
   }
+  std::map<std::string, std::string> speaker_of;
+  for (const auto& u : lists["metadata.tsv"]) speaker_of[u.id] = u.speaker;
   for (const char* name : {"train.tsv", "val.tsv"}) {
     for (const auto& u : lists[name]) {
       auto found = speaker_of.find(u.id);

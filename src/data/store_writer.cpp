@@ -57,8 +57,10 @@ std::vector<size_t> chosen_by_hash(const std::vector<StoreRow>& rows, std::vecto
 }
 
 // Validation rows per speaker (`sizes` of each) summing to about `total`: shares in proportion
-// to the sizes, by largest remainder; then at least one from, and at least one kept by, every
-// speaker with two rows or more.
+// to the sizes, the rest by largest remainder among the speakers that can give one more (a
+// speaker keeps at least one row for training), so that the shares meet `total` whenever the
+// speakers can; then at least one from, and at least one kept by, every speaker with two rows or
+// more.
 std::vector<int64_t> speaker_shares(const std::vector<int64_t>& sizes, int64_t total) {
   int64_t n = 0;
   for (int64_t size : sizes) n += size;
@@ -72,8 +74,17 @@ std::vector<int64_t> speaker_shares(const std::vector<int64_t>& sizes, int64_t t
     remainders.push_back({-(exact - std::floor(exact)), s});
   }
   std::sort(remainders.begin(), remainders.end());
-  for (size_t k = 0; given < total && k < remainders.size(); ++k, ++given) {
-    ++shares[remainders[k].second];
+  // A speaker of one row has none to give; one whose share already leaves it a single row neither.
+  const auto can_give = [&](size_t s) { return shares[s] < sizes[s] - 1; };
+  for (bool gave = true; given < total && gave;) {
+    gave = false;
+    for (size_t k = 0; given < total && k < remainders.size(); ++k) {
+      const size_t s = remainders[k].second;
+      if (!can_give(s)) continue;
+      ++shares[s];
+      ++given;
+      gave = true;
+    }
   }
   for (size_t s = 0; s < sizes.size(); ++s) {
     if (total > 0 && sizes[s] >= 2) shares[s] = std::max<int64_t>(shares[s], 1);
@@ -128,22 +139,6 @@ std::string format_store_tsv(const std::vector<StoreRow>& rows) {
   return out;
 }
 
-std::vector<StoreSpeaker> count_speakers(const std::vector<StoreRow>& rows, int sample_rate) {
-  std::map<std::string, StoreSpeaker> by_name;
-  for (const auto& row : rows) {
-    StoreSpeaker& speaker = by_name[row.speaker];
-    speaker.name = row.speaker;
-    ++speaker.utterances;
-    speaker.minutes += static_cast<double>(row.n_samples) / sample_rate / 60;
-  }
-  std::vector<StoreSpeaker> speakers;
-  for (auto& [name, speaker] : by_name) {
-    speaker.id = static_cast<int64_t>(speakers.size());
-    speakers.push_back(speaker);
-  }
-  return speakers;
-}
-
 std::string format_speakers_tsv(const std::vector<StoreSpeaker>& speakers) {
   std::string out = "name\tid\tutterances\tminutes\n";
   for (const auto& speaker : speakers) {
@@ -184,7 +179,8 @@ StoreRow StoreWriter::write_utterance(const std::string& id, const audio::Featur
                                       const std::string& text) const {
   TTS_CHECK(features.mel.dim() == 2, "{}: mel has {} dimensions, expected [frames, n_mels]", id,
             features.mel.dim());
-  StoreRow row{id, features.mel.size(0), features.n_samples, mel_path(id), "-", "-", text};
+  // The speaker is the caller's to name (the writer sees no corpus).
+  StoreRow row{id, features.mel.size(0), features.n_samples, mel_path(id), "-", "-", text, ""};
   if (with_waveforms_) {
     TTS_CHECK(features.waveform.defined() && features.waveform.numel() == features.n_samples,
               "{}: the store keeps waveforms (audio.waveforms: true) but none of {} samples was "

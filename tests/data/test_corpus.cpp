@@ -268,9 +268,10 @@ TEST(SpeakerSplit, EverySpeakerGivesValidationUtterancesAndKeepsSomeForTraining)
   EXPECT_EQ(count_val(split),
             (std::map<std::string, int>{{"big", 6}, {"mid", 3}, {"small", 1}, {"two", 1}}));
   EXPECT_EQ(split.train.size() + split.val.size(), rows.size());
-  // A fraction is a share of every speaker's utterances.
+  // A fraction is a share of every speaker's utterances: 48 of 96, the one left over by the
+  // floors (one and small tie at .5) going to small, as one has no utterance to spare.
   EXPECT_EQ(count_val(tts::data::split_train_val(rows, 0.5, 1234)),
-            (std::map<std::string, int>{{"big", 30}, {"mid", 15}, {"small", 1}, {"two", 1}}));
+            (std::map<std::string, int>{{"big", 30}, {"mid", 15}, {"small", 2}, {"two", 1}}));
   // The choice depends on ids, speakers and the seed, not on the rows' order.
   std::vector<tts::data::StoreRow> reversed(rows.rbegin(), rows.rend());
   auto ids = [](const std::vector<tts::data::StoreRow>& list) {
@@ -280,4 +281,25 @@ TEST(SpeakerSplit, EverySpeakerGivesValidationUtterancesAndKeepsSomeForTraining)
   };
   EXPECT_EQ(ids(tts::data::split_train_val(reversed, 10, 1234).val), ids(split.val));
   EXPECT_NE(ids(tts::data::split_train_val(rows, 10, 7).val), ids(split.val));
+}
+
+TEST(SpeakerSplit, TheRemainderGoesToASpeakerThatCanGiveOne) {
+  // 3 of 7: one 0.43, x 1.29, y 1.29. The largest remainder is one's, but a speaker of one
+  // utterance keeps it for training: the validation utterance left over comes from x instead, so
+  // validation gets the 3 asked for.
+  std::vector<tts::data::StoreRow> rows;
+  for (const auto& [speaker, count] : std::map<std::string, int>{{"one", 1}, {"x", 3}, {"y", 3}}) {
+    for (int i = 0; i < count; ++i) {
+      tts::data::StoreRow row;
+      row.id = speaker + "_" + std::to_string(i);
+      row.speaker = speaker;
+      rows.push_back(row);
+    }
+  }
+  const tts::data::Split split = tts::data::split_train_val(rows, 3, 1234);
+  std::map<std::string, int> counts;
+  for (const auto& row : split.val) ++counts[row.speaker];
+  EXPECT_EQ(counts, (std::map<std::string, int>{{"x", 2}, {"y", 1}}));
+  EXPECT_EQ(split.val.size(), 3u);
+  EXPECT_EQ(split.train.size(), 4u);
 }

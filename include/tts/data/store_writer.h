@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -70,7 +71,8 @@ struct Split {
 // A deterministic split: `val_size` rows (a count >= 1, or a fraction < 1 of the rows, rounded)
 // chosen by a seeded hash of each id, so the choice depends only on (ids, speakers, val_size,
 // seed), not on row order or the number of workers. At least one row stays in train. With several
-// speakers the count is shared among them in proportion to their rows (largest remainders), and
+// speakers the count is shared among them in proportion to their rows (largest remainders, each
+// going to a speaker with a row to spare, so that the count is met whenever the speakers can), and
 // every speaker with two rows or more gives at least one (so validation hears every voice) and
 // keeps at least one for training. Both keep `rows`' order.
 Split split_train_val(const std::vector<StoreRow>& rows, double val_size, int64_t seed);
@@ -79,8 +81,28 @@ Split split_train_val(const std::vector<StoreRow>& rows, double val_size, int64_
 // line breaks inside text become spaces.
 std::string format_store_tsv(const std::vector<StoreRow>& rows);
 
-// The speakers of `rows` with their counts (minutes at `sample_rate`), ids in name order.
-std::vector<StoreSpeaker> count_speakers(const std::vector<StoreRow>& rows, int sample_rate);
+// The speakers of the utterances of `lists` (vectors of StoreRow or Utterance: anything with a
+// `speaker` name and `n_samples`) with their counts (minutes at `sample_rate`), ids in name order.
+// The one count of every store's speakers: speakers.tsv, FeatureStore::speakers() and store_check.
+template <typename... Lists>
+std::vector<StoreSpeaker> count_speakers(int sample_rate, const Lists&... lists) {
+  std::map<std::string, StoreSpeaker> by_name;
+  const auto count = [&](const auto& list) {
+    for (const auto& row : list) {
+      StoreSpeaker& speaker = by_name[row.speaker];
+      speaker.name = row.speaker;
+      ++speaker.utterances;
+      speaker.minutes += static_cast<double>(row.n_samples) / sample_rate / 60;
+    }
+  };
+  (count(lists), ...);
+  std::vector<StoreSpeaker> speakers;
+  for (auto& [name, speaker] : by_name) {
+    speaker.id = static_cast<int64_t>(speakers.size());
+    speakers.push_back(speaker);
+  }
+  return speakers;
+}
 
 // The text of speakers.tsv, header included.
 std::string format_speakers_tsv(const std::vector<StoreSpeaker>& speakers);
@@ -103,9 +125,9 @@ class StoreWriter {
   static std::string linear_path(const std::string& id) { return "linear/" + id + ".npy"; }
   static std::string waveform_path(const std::string& id) { return "waveforms/" + id + ".npy"; }
 
-  // Writes the utterance's arrays (atomically) and returns its row. Thread-safe (one id per
-  // call). Throws tts::Error when `features` lack a linear spectrogram or waveform the store
-  // needs, or a write fails.
+  // Writes the utterance's arrays (atomically) and returns its row, whose speaker the caller sets.
+  // Thread-safe (one id per call). Throws tts::Error when `features` lack a linear spectrogram or
+  // waveform the store needs, or a write fails.
   StoreRow write_utterance(const std::string& id, const audio::Features& features,
                            const std::string& text) const;
 

@@ -1,9 +1,8 @@
 // A model's speaker table (Note: speakers are data, like symbols): the names its speaker
 // embedding rows stand for, in row order, which its checkpoints record (Checkpoint::speakers).
 // What a family of several speakers does with it when training from a store, resuming, and
-// choosing a voice by name for inference. (Tacotron-2 keeps its own copies of these rules in
-// src/models/tacotron2/: family.cpp's speaker_table and resume_speakers, trained_model.cpp's
-// speaker_row.)
+// choosing a voice by name for inference: the one home of these rules for every family (Tacotron-2,
+// WaveNet, the vocoders), each naming its own row-count setting (`field`, e.g. model.speakers).
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,6 @@
 
 #include <torch/torch.h>
 
-#include <algorithm>
 #include <optional>
 
 #include "tts/checkpoint/checkpoint.h"
@@ -12,6 +11,7 @@
 #include "tts/data/feature_store.h"
 #include "tts/data/loader.h"
 #include "tts/dist/communicator.h"
+#include "tts/models/speaker_table.h"
 #include "tts/models/tacotron2/flops.h"
 #include "tts/models/tacotron2/forward.h"
 #include "tts/models/tacotron2/network.h"
@@ -59,28 +59,22 @@ class Validation final : public train::ValidationOutcome {
   ValidationResult result_;
 };
 
-// The speaker table a run from scratch trains with: the store's speakers in name order, for a
-// model with model.speakers rows (at least as many); none for a one-speaker model, which says
-// (`log`) that the store's speakers are ignored.
+// The speaker table a run from scratch trains with (models/speaker_table.h): the store's speakers
+// in name order, for a model with model.speakers rows (at least as many); none for a one-speaker
+// model, which says (`log`) that the store's speakers are ignored.
 std::vector<std::string> speaker_table(const config::ModelOptions& model,
                                        const data::FeatureStore& store, bool log) {
-  const std::vector<data::StoreSpeaker>& speakers = store.speakers();
   if (model.speakers == 0) {
-    if (log && speakers.size() > 1) {
+    const size_t count = store.speakers().size();
+    if (log && count > 1) {
       log::get("train")->info(
           "the store has {} speakers, trained as one voice (model.speakers: 0); set "
           "model.speakers: {} (or more) to give each its speaker embedding row",
-          speakers.size(), speakers.size());
+          count, count);
     }
     return {};
   }
-  TTS_USAGE_CHECK(static_cast<int64_t>(speakers.size()) <= model.speakers,
-                  "the store has {} speakers but model.speakers is {}: set model.speakers to at "
-                  "least {}",
-                  speakers.size(), model.speakers, speakers.size());
-  std::vector<std::string> names;
-  for (const data::StoreSpeaker& speaker : speakers) names.push_back(speaker.name);
-  return names;
+  return models::store_speaker_table(store, model.speakers, "model.speakers");
 }
 
 class Tacotron2Family final : public train::Family {
@@ -182,24 +176,8 @@ class Tacotron2Family final : public train::Family {
 
   void resume_speakers(const std::vector<std::string>& table) override {
     if (config_.model.speakers == 0) return;
-    TTS_CHECK(static_cast<int64_t>(table.size()) <= config_.model.speakers,
-              "the checkpoint names {} speakers for a speaker embedding of {} rows "
-              "(model.speakers)",
-              table.size(), config_.model.speakers);
-    TTS_CHECK(!table.empty() || speakers_.empty(),
-              "the checkpoint of a model of {} speakers (model.speakers) has no speaker table: "
-              "its rows cannot be matched to the store's speakers",
-              config_.model.speakers);
-    std::vector<std::string> missing;
-    for (const std::string& name : speakers_) {
-      if (std::find(table.begin(), table.end(), name) == table.end()) missing.push_back(name);
-    }
-    TTS_CHECK(missing.empty(),
-              "the store has {} speaker(s) the checkpoint's speaker table lacks: {} (its table: "
-              "{}); resume with the store it trained on, or start a new run from it (train "
-              "--init-from)",
-              missing.size(), fmt::join(missing, ", "), fmt::join(table, ", "));
-    speakers_ = table;
+    speakers_ =
+        models::resumed_speaker_table(table, speakers_, config_.model.speakers, "model.speakers");
   }
 
   std::string describe() override {

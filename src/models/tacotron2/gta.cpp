@@ -64,7 +64,7 @@ void write_store_tables(const std::string& out, const data::FeatureStore& source
   std::vector<data::StoreRow> all = split.train;
   all.insert(all.end(), split.val.begin(), split.val.end());
   data::StoreWriter writer(out, false, true);
-  writer.write_metadata(all, split, data::count_speakers(all, config.audio.sample_rate));
+  writer.write_metadata(all, split, data::count_speakers(config.audio.sample_rate, all));
   config::Config settings = config;
   settings.audio.linear = false;
   settings.audio.waveforms = true;

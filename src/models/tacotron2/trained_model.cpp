@@ -1,12 +1,9 @@
 #include "tts/models/tacotron2/trained_model.h"
 
-#include <fmt/ranges.h>
-
-#include <algorithm>
-
 #include "tts/checkpoint/checkpoint.h"
 #include "tts/core/error.h"
 #include "tts/models/registry.h"
+#include "tts/models/speaker_table.h"
 #include "tts/models/tacotron2/precision.h"
 #include "tts/text/symbols.h"
 #include "tts/text/text_processor.h"
@@ -60,13 +57,7 @@ int64_t speaker_row(const config::Config& config, const std::vector<std::string>
   TTS_CHECK(!table.empty() && static_cast<int64_t>(table.size()) <= config.model.speakers,
             "{}: a model of {} speaker rows (model.speakers) with a speaker table of {} names",
             source, config.model.speakers, table.size());
-  if (name.empty() && table.size() == 1) return 0;
-  const auto found = std::find(table.begin(), table.end(), name);
-  TTS_USAGE_CHECK(found != table.end(), "{} speaks as {} speakers: {} one with --speaker NAME: {}",
-                  source, table.size(),
-                  name.empty() ? "choose" : "'" + name + "' is not one; choose",
-                  fmt::format("{}", fmt::join(table, ", ")));
-  return static_cast<int64_t>(found - table.begin());
+  return models::speaker_row_by_name(table, name, source);
 }
 
 }  // namespace tts::tacotron2

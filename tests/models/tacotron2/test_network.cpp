@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "small_options.h"
 #include "tts/config/config.h"
 #include "tts/models/keyed_dropout.h"
 #include "tts/models/tacotron2/layers.h"
@@ -26,19 +27,8 @@ constexpr int64_t kMels = 12;
 constexpr int64_t kLinear = 17;
 
 ModelOptions small_options(int r, bool linear) {
-  ModelOptions o;
-  o.symbols_embedding_dim = 16;
-  o.encoder_embedding_dim = 16;
-  o.encoder_n_convolutions = 2;
+  ModelOptions o = tacotron2_test::small_options();
   o.n_frames_per_step = r;
-  o.decoder_rnn_dim = 24;
-  o.attention_rnn_dim = 20;
-  o.prenet_dim = 8;
-  o.attention_dim = 10;
-  o.attention_location_n_filters = 4;
-  o.attention_location_kernel_size = 7;
-  o.postnet_embedding_dim = 16;
-  o.postnet_n_convolutions = 3;
   o.max_decoder_steps = 20;
   o.predict_linear = linear;
   o.cbhg_kernels = 3;

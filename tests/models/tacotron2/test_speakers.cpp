@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "small_options.h"
 #include "tts/config/config.h"
 #include "tts/core/error.h"
 #include "tts/models/tacotron2/network.h"
@@ -22,18 +23,7 @@ constexpr int64_t kSymbols = 30;
 constexpr int64_t kMels = 10;
 
 ModelOptions small_options(int speakers) {
-  ModelOptions o;
-  o.symbols_embedding_dim = 16;
-  o.encoder_embedding_dim = 16;
-  o.encoder_n_convolutions = 2;
-  o.decoder_rnn_dim = 24;
-  o.attention_rnn_dim = 20;
-  o.prenet_dim = 8;
-  o.attention_dim = 10;
-  o.attention_location_n_filters = 4;
-  o.attention_location_kernel_size = 7;
-  o.postnet_embedding_dim = 16;
-  o.postnet_n_convolutions = 3;
+  ModelOptions o = tacotron2_test::small_options();
   o.max_decoder_steps = 12;
   o.gate_threshold = 0.999;  // inference runs to max_decoder_steps
   o.p_encoder_dropout = o.p_prenet_dropout = o.p_attention_dropout = o.p_decoder_dropout =

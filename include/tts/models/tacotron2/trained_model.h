@@ -30,7 +30,8 @@ struct TrainedModel {
 // The speaker embedding row of `name` for the model of `config` trained with the speaker table
 // `table` (Checkpoint::speakers), read from `source`: -1 for a one-speaker model. Throws UsageError
 // when a one-speaker model is given a speaker, or a model of several speakers is given none or a
-// name outside its table (listing its speakers); a model of one named speaker takes "" as that one.
+// name outside its table (listing its speakers); a model of one named speaker takes "" as that one
+// (the choice by name is models::speaker_row_by_name's).
 int64_t speaker_row(const config::Config& config, const std::vector<std::string>& table,
                     const std::string& name, const std::string& source);
 
