@@ -10,14 +10,15 @@
 #     (configs/hifigan_small.yaml) trained on the base voice;
 #  3. for each size of MINUTES (minutes of the new voice): Tacotron-2 fine-tuned from the base
 #     model (train.freeze [embedding, encoder], a lower learning rate, early stopping), trained
-#     from scratch for as many steps, and warm-started as NVIDIA's recipe does (every layer but
-#     the embedding, ignore_layers); the fine-tuned model's GTA mels and the base HiFi-GAN
-#     fine-tuned on them;
+#     from scratch (with the base model's step budget), and warm-started as NVIDIA's recipe does
+#     (every layer but the embedding, ignore_layers); the fine-tuned model's GTA mels and the base
+#     HiFi-GAN fine-tuned on them;
 #  4. each model speaks the held-out sentences, and `tts-train evaluate` compares them with the
 #     new voice's recordings (MCD, F0 RMSE, VDE; CER when pocketsphinx can be imported by
 #     ASR_PYTHON). OUT/table.md holds the table, OUT/times.tsv the steps and wall time of each run.
 #
-# Sizes and lengths (environment): MINUTES ("1 5 15"), BASE_STEPS (1500), TUNE_STEPS (300),
+# Sizes and lengths (environment): MINUTES ("1 5 15"), BASE_STEPS (2000), TUNE_STEPS (600),
+# SCRATCH_STEPS (as BASE_STEPS: from scratch gets the base model's budget),
 # VOC_STEPS (1500), VOC_TUNE_STEPS (300), BASE_COUNT (400), HELD_OUT (20), BASE_VOICE (en-us),
 # NEW_VOICE (en-us+f3), TUNE_LR (5e-4), BUILD_DIR (build/; an existing build is reused),
 # SETUP=0 skips scripts/setup.sh and the build (a built tts-train must be there).
@@ -26,8 +27,9 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 work="${1:-$root/new_voice}"
 build_dir="${BUILD_DIR:-$root/build}"
 minutes="${MINUTES:-1 5 15}"
-base_steps="${BASE_STEPS:-1500}"
-tune_steps="${TUNE_STEPS:-300}"
+base_steps="${BASE_STEPS:-2000}"
+tune_steps="${TUNE_STEPS:-600}"
+scratch_steps="${SCRATCH_STEPS:-${BASE_STEPS:-2000}}"
 voc_steps="${VOC_STEPS:-1500}"
 voc_tune_steps="${VOC_TUNE_STEPS:-300}"
 base_count="${BASE_COUNT:-400}"
@@ -40,7 +42,7 @@ tacotron="$root/configs/tiny.yaml"
 hifigan="$root/configs/hifigan_small.yaml"
 tts="$build_dir/tts-train"
 
-for n in "$base_steps" "$tune_steps" "$voc_steps" "$voc_tune_steps" "$base_count" "$held_out"; do
+for n in "$base_steps" "$tune_steps" "$scratch_steps" "$voc_steps" "$voc_tune_steps" "$base_count" "$held_out"; do
   [[ "$n" =~ ^[1-9][0-9]*$ ]] || { echo "new_voice: step and sentence counts must be positive numbers, got '$n'" >&2; exit 2; }
 done
 for m in $minutes; do
@@ -140,6 +142,7 @@ once corpora make_corpora
 
 log "2/5 preprocess"
 once pre_base "$tts" preprocess --config "$tacotron" --input "$work/base_corpus" --output "$work/feats/base" >"$work/logs/pre_base.log" 2>&1
+once pre_held_out "$tts" preprocess --config "$tacotron" --input "$work/held_out_new" --output "$work/feats/held_out" >"$work/logs/pre_held_out.log" 2>&1
 once pre_base_voc "$tts" preprocess --config "$hifigan" --input "$work/base_corpus" --output "$work/feats/base_voc" >"$work/logs/pre_base_voc.log" 2>&1
 for m in $minutes; do
   # Validation of a fine-tune: 2 utterances (the held-out sentences are the evaluation).
@@ -156,11 +159,13 @@ base="$work/runs/base/checkpoints/latest"
 base_voc="$work/runs/base_voc/checkpoints/latest"
 
 log "4/5 the new voice: fine-tuned, from scratch, NVIDIA's warm start; the vocoder fine-tuned on GTA mels"
+# Every Tacotron-2 run of the new voice validates every 50 steps (or 6 times in a shorter run),
+# saves each new best and stops after 4 validations without one; its best checkpoint is the one
+# evaluated.
 every=$((tune_steps / 6 > 0 ? tune_steps / 6 : 1))
-# Every Tacotron-2 run of the new voice validates 6 times, saves each new best and stops after 3
-# validations without one; its best checkpoint is the one evaluated.
-selection=(--set "train.val_interval=$every" --set "train.checkpoint_interval=$tune_steps"
-  --set train.early_stopping=3 --set logging.samples=false)
+every=$((every < 50 ? every : 50))
+selection=(--set "train.val_interval=$every" --set "train.checkpoint_interval=$scratch_steps"
+  --set train.early_stopping=4 --set logging.samples=false)
 fine_tune=(--init-from "$base" --set "train.learning_rate=$tune_lr" --set "train.lr_min=0"
   --set "train.freeze=[embedding,encoder]" --set train.validate_at_start=true)
 best() { python3 "$root/scripts/lib/new_voice_table.py" best "$work/runs/$1" "$2"; }
@@ -169,7 +174,7 @@ for m in $minutes; do
   once "tuned_${m}min" timed_train "tuned_${m}min" --config "$tacotron" --data "$data" \
     --max-steps "$tune_steps" "${fine_tune[@]}" "${selection[@]}"
   once "scratch_${m}min" timed_train "scratch_${m}min" --config "$tacotron" --data "$data" \
-    --max-steps "$tune_steps" "${selection[@]}"
+    --max-steps "$scratch_steps" "${selection[@]}"
   # NVIDIA's warm start (train.py --warm_start): every tensor but ignore_layers' embedding.weight,
   # everything trains at the run's learning rate.
   once "nvidia_${m}min" timed_train "nvidia_${m}min" --config "$tacotron" --data "$data" \
@@ -190,22 +195,45 @@ evaluate() {
   "$tts" evaluate --reference "$work/reference" --synthesized "$2" --out "$work/eval/$1" "${asr[@]}" \
     >"$work/logs/eval_$1.log" 2>&1 || { tail -n 20 "$work/logs/eval_$1.log" >&2; return 1; }
 }
-# speak NAME CHECKPOINT VOCODER: the held-out sentences, then their evaluation.
+# speak NAME CHECKPOINT [VOCODER]: the held-out sentences (Griffin-Lim without a vocoder), then
+# their evaluation.
 speak() {
-  "$tts" synthesize --checkpoint "$2" --vocoder "$3" --text-file "$work/held_out_sentences.txt" \
+  local vocoder=()
+  [ -z "${3:-}" ] || vocoder=(--vocoder "$3")
+  "$tts" synthesize --checkpoint "$2" "${vocoder[@]}" --text-file "$work/held_out_sentences.txt" \
     --out "$work/speech/$1" >"$work/logs/speak_$1.log" 2>&1 ||
     { tail -n 20 "$work/logs/speak_$1.log" >&2; return 1; }
   evaluate "$1" "$work/speech/$1"
 }
+# The new voice's own mels through the base HiFi-GAN (copy synthesis): what the vocoder alone
+# costs, named N as the references are.
+copy_synthesis() {
+  local n=0 id mels=()
+  mkdir -p "$work/held_out_mels"
+  while IFS='|' read -r id _; do
+    n=$((n + 1))
+    cp "$work/feats/held_out/mels/$id.npy" "$work/held_out_mels/$n.npy"
+    mels+=(--mel "$work/held_out_mels/$n.npy")
+  done <"$work/lines/held_out.txt"
+  "$tts" vocode --checkpoint "$base_voc" "${mels[@]}" --out "$work/speech/copy_base_voc" \
+    >"$work/logs/vocode_copy.log" 2>&1 || { tail -n 20 "$work/logs/vocode_copy.log" >&2; return 1; }
+  evaluate copy_base_voc "$work/speech/copy_base_voc"
+}
 once eval_base_voice evaluate base_voice "$work/base_voice_reference"
-once eval_base speak base "$base" "$base_voc"
+once eval_copy_base_voc copy_synthesis
+# Each acoustic model with Griffin-Lim (what it predicts, whatever the vocoder) and with the base
+# HiFi-GAN; the fine-tuned one also with the HiFi-GAN fine-tuned on its GTA mels.
+once eval_base_gl speak base_gl "$base"
+once eval_base_hifigan speak base_hifigan "$base" "$base_voc"
 for m in $minutes; do
   tuned="$(best "tuned_${m}min" "$base")"
-  once "eval_tuned_${m}min" speak "tuned_${m}min" "$tuned" "$base_voc"
-  once "eval_tuned_voc_${m}min" speak "tuned_voc_${m}min" "$tuned" "$work/runs/voc_${m}min/checkpoints/latest"
+  once "eval_tuned_${m}min_gl" speak "tuned_${m}min_gl" "$tuned"
+  once "eval_tuned_${m}min_hifigan" speak "tuned_${m}min_hifigan" "$tuned" "$base_voc"
+  once "eval_tuned_${m}min_tuned_hifigan" speak "tuned_${m}min_tuned_hifigan" "$tuned" \
+    "$work/runs/voc_${m}min/checkpoints/latest"
   for run in scratch nvidia; do
-    once "eval_${run}_${m}min" speak "${run}_${m}min" \
-      "$(best "${run}_${m}min" "$work/runs/${run}_${m}min/checkpoints/latest")" "$base_voc"
+    once "eval_${run}_${m}min_gl" speak "${run}_${m}min_gl" \
+      "$(best "${run}_${m}min" "$work/runs/${run}_${m}min/checkpoints/latest")"
   done
 done
 

@@ -51,7 +51,7 @@ def table(out, minutes):
     times = read_times(out)
     rows = []
 
-    def row(label, evaluation, runs):
+    def row(label, vocoder, evaluation, runs):
         s = summary(out, evaluation)
         if s is None:
             return
@@ -59,26 +59,27 @@ def table(out, minutes):
         seconds = sum(times[r][1] for r in runs if r in times)
         wall = f"{seconds / 60:.1f}" if seconds else "-"
         rows.append(
-            f"| {label} | {figure(s.get('mcd_db'), 2)} | {figure(s.get('f0_rmse_hz'), 1)} | "
-            f"{figure(s.get('vde'), 3)} | {figure(s.get('cer'), 3)} | {steps} | {wall} |"
+            f"| {label} | {vocoder} | {figure(s.get('mcd_db'), 2)} | "
+            f"{figure(s.get('f0_rmse_hz'), 1)} | {figure(s.get('vde'), 3)} | "
+            f"{figure(s.get('cer'), 3)} | {steps} | {wall} |"
         )
 
-    row("the base voice's own recordings (how far apart the voices are)", "base_voice", [])
-    row("the new voice's own mels through the base HiFi-GAN (what the vocoder alone costs)",
-        "copy_base_voc", [])
-    row("base model unchanged (Tacotron-2 + HiFi-GAN of the base voice)", "base", ["base", "base_voc"])
+    base_runs = ["base"]
+    row("the base voice's own recordings", "-", "base_voice", [])
+    row("the new voice's own mels (copy synthesis)", "HiFi-GAN, base", "copy_base_voc", ["base_voc"])
+    row("base model unchanged", "Griffin-Lim", "base_gl", base_runs)
+    row("base model unchanged", "HiFi-GAN, base", "base_hifigan", base_runs + ["base_voc"])
     for m in minutes:
-        row(f"{m} min: fine-tuned from the base model", f"tuned_{m}min", [f"tuned_{m}min"])
-        row(f"{m} min: fine-tuned, Griffin-Lim instead of the vocoder", f"tuned_gl_{m}min",
-            [f"tuned_{m}min"])
-        row(f"{m} min: fine-tuned, vocoder fine-tuned on its GTA mels", f"tuned_voc_{m}min",
-            [f"tuned_{m}min", f"voc_{m}min"])
-        row(f"{m} min: from scratch", f"scratch_{m}min", [f"scratch_{m}min"])
-        row(f"{m} min: NVIDIA's warm start (ignore_layers: embedding)", f"nvidia_{m}min",
-            [f"nvidia_{m}min"])
+        tuned = [f"tuned_{m}min"]
+        row(f"{m} min: fine-tuned", "Griffin-Lim", f"tuned_{m}min_gl", tuned)
+        row(f"{m} min: fine-tuned", "HiFi-GAN, base", f"tuned_{m}min_hifigan", tuned)
+        row(f"{m} min: fine-tuned", "HiFi-GAN, fine-tuned on GTA", f"tuned_{m}min_tuned_hifigan",
+            tuned + [f"voc_{m}min"])
+        row(f"{m} min: from scratch", "Griffin-Lim", f"scratch_{m}min_gl", [f"scratch_{m}min"])
+        row(f"{m} min: NVIDIA's warm start", "Griffin-Lim", f"nvidia_{m}min_gl", [f"nvidia_{m}min"])
     header = (
-        "| model | MCD (dB) | F0 RMSE (Hz) | VDE | CER | steps | wall (min) |\n"
-        "|---|---:|---:|---:|---:|---|---:|"
+        "| model | vocoder | MCD (dB) | F0 RMSE (Hz) | VDE | CER | steps | wall (min) |\n"
+        "|---|---|---:|---:|---:|---:|---|---:|"
     )
     return header + "\n" + "\n".join(rows) + "\n"
 

@@ -304,7 +304,7 @@ namespace {
 std::vector<tts::data::StoreRow> rows_with_ids(int n) {
   std::vector<tts::data::StoreRow> rows;
   for (int i = 0; i < n; ++i) {
-    rows.push_back({fmt::format("LJ{:03d}", i), 100 + i, 25600 + i, "", "-", "-", "text"});
+    rows.push_back({fmt::format("LJ{:03d}", i), 100 + i, 25600 + i, "", "-", "-", "text", ""});
   }
   return rows;
 }
