@@ -219,6 +219,7 @@ copy_synthesis() {
     >"$work/logs/vocode_copy.log" 2>&1 || { tail -n 20 "$work/logs/vocode_copy.log" >&2; return 1; }
   evaluate copy_base_voc "$work/speech/copy_base_voc"
 }
+once eval_new_voice evaluate new_voice "$work/reference"
 once eval_base_voice evaluate base_voice "$work/base_voice_reference"
 once eval_copy_base_voc copy_synthesis
 # Each acoustic model with Griffin-Lim (what it predicts, whatever the vocoder) and with the base

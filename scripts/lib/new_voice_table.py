@@ -65,6 +65,7 @@ def table(out, minutes):
         )
 
     base_runs = ["base"]
+    row("the new voice's own recordings (the recognizer's floor)", "-", "new_voice", [])
     row("the base voice's own recordings", "-", "base_voice", [])
     row("the new voice's own mels (copy synthesis)", "HiFi-GAN, base", "copy_base_voc", ["base_voc"])
     row("base model unchanged", "Griffin-Lim", "base_gl", base_runs)
