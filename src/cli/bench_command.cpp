@@ -6,7 +6,10 @@
 #include <algorithm>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <numeric>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "tts/cli/command.h"
@@ -129,6 +132,28 @@ void add_profile(JsonLine& json, const models::BenchSubject& subject, const Prof
       .add("allocations_per_decoder_step",
            fmt::format("{:.1f}",
                        static_cast<double>(longer.counts.allocations - c.allocations) / steps));
+  // What the per-step operators are, by name, most frequent first.
+  auto per_step_names = [&](const std::map<std::string, int64_t>& shorter,
+                            const std::map<std::string, int64_t>& longer_names) {
+    std::vector<std::pair<double, std::string>> rows;
+    for (const auto& [name, count] : longer_names) {
+      auto it = shorter.find(name);
+      const double per_step =
+          static_cast<double>(count - (it == shorter.end() ? 0 : it->second)) / steps;
+      if (per_step > 0.05) rows.emplace_back(per_step, name);
+    }
+    std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    });
+    std::vector<std::string> parts;
+    for (const auto& [per_step, name] : rows)
+      parts.push_back(fmt::format("{} {:.1f}", name, per_step));
+    return fmt::format("{}", fmt::join(parts, ", "));
+  };
+  json.add_text("ops_forward_per_decoder_step_by_name",
+                per_step_names(c.forward_by_name, longer.counts.forward_by_name))
+      .add_text("nodes_backward_per_decoder_step_by_name",
+                per_step_names(c.backward_by_name, longer.counts.backward_by_name));
 }
 
 // What the optimizers update (a WaveNet's moving average, which none updates, is not counted).

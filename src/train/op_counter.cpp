@@ -69,6 +69,12 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     return nullptr;
   }
   const char* name = fn.name();
+  // The autograd engine's record around each node it evaluates: the node is counted by its own
+  // record (a backward node, not a forward operator).
+  if (scope == at::RecordScope::FUNCTION &&
+      starts_with(name, "autograd::engine::evaluate_function")) {
+    return nullptr;
+  }
   auto call = std::make_unique<Call>();
   call->thread = std::this_thread::get_id();
   {
@@ -78,11 +84,13 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     if (call->node) {
       call->top = depth.nodes++ == 0;
       state.counts.backward_nodes += call->top;
+      if (call->top) state.counts.backward_by_name[name] += 1;
       // Its time is the nodes': not counted twice.
       if (depth.ops > 0) depth.around_backward = true;
     } else {
       call->top = depth.ops++ == 0 && depth.nodes == 0;
       state.counts.forward_ops += call->top;
+      if (call->top) state.counts.forward_by_name[name] += 1;
     }
     if (is_sync(name)) state.counts.syncs[name] += 1;
     if (is_allocation(name)) state.counts.allocations += 1;

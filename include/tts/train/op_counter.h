@@ -15,6 +15,9 @@ struct OpCounts {
   // runs.
   int64_t forward_ops = 0;
   int64_t backward_nodes = 0;
+  // The same two counts by operator or node name: what a step is made of.
+  std::map<std::string, int64_t> forward_by_name;
+  std::map<std::string, int64_t> backward_by_name;
   // Operators that make the host wait for a device value: .item() (aten::_local_scalar_dense),
   // data-dependent shapes (aten::nonzero, aten::masked_select, aten::unique*), at any depth, by
   // name.

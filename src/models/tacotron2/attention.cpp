@@ -34,6 +34,8 @@ torch::Tensor AttentionImpl::location_weight() {
       .view({-1, conv.size(1), conv.size(2)});
 }
 
+torch::Tensor AttentionImpl::v_weight() const { return v_->weight.reshape({-1}); }
+
 StepWeight AttentionImpl::query_weight(StepProductPath path) {
   return make_step_weight(path, query_layer_->weight);
 }

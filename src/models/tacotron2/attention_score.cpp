@@ -11,10 +11,13 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "autocast.h"
 #include "fused_backward.h"
+#include "fused_kernels.h"
 #include "tts/core/cpu_features.h"
 #include "tts/models/tacotron2/layers.h"
 
@@ -112,6 +115,100 @@ torch::Tensor composed(const torch::Tensor& location, const torch::Tensor& proce
   return torch::softmax(energies.masked_fill(mask, -std::numeric_limits<double>::infinity()), -1);
 }
 
+}  // namespace
+
+namespace detail {
+
+std::pair<torch::Tensor, torch::Tensor> attention_score_forward_cpu(const torch::Tensor& location,
+                                                                    const torch::Tensor& processed,
+                                                                    const torch::Tensor& query,
+                                                                    const torch::Tensor& v,
+                                                                    const torch::Tensor& mask) {
+  int64_t batch = location.size(0), dim = location.size(1), time = location.size(2);
+  torch::Tensor activations = torch::empty_like(location);  // tanh(...) [B, A, T]
+  torch::Tensor weights = torch::empty({batch, 1, time}, location.options());
+  AT_DISPATCH_FLOATING_TYPES(location.scalar_type(), "attention_score_forward", [&] {
+    const scalar_t* l = location.data_ptr<scalar_t>();
+    const scalar_t* p = processed.data_ptr<scalar_t>();
+    const scalar_t* q = query.data_ptr<scalar_t>();
+    const scalar_t* vp = v.data_ptr<scalar_t>();
+    const bool* m = mask.data_ptr<bool>();
+    scalar_t* th = activations.data_ptr<scalar_t>();
+    scalar_t* w = weights.data_ptr<scalar_t>();
+    at::parallel_for(0, batch, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t b = begin; b < end; ++b) {
+        scalar_t* e = w + b * time;
+        for (int64_t t = 0; t < time; ++t) e[t] = 0;
+        for (int64_t a = 0; a < dim; ++a) {
+          int64_t row = (b * dim + a) * time;
+          scalar_t qa = q[b * dim + a], va = vp[a];
+          for (int64_t t = 0; t < time; ++t) th[row + t] = l[row + t] + p[row + t] + qa;
+          tanh_in_place(th + row, time);
+          for (int64_t t = 0; t < time; ++t) e[t] += va * th[row + t];
+        }
+        const bool* mb = m + b * time;
+        scalar_t max = -std::numeric_limits<scalar_t>::infinity();
+        for (int64_t t = 0; t < time; ++t) {
+          if (!mb[t] && e[t] > max) max = e[t];
+        }
+        scalar_t sum = 0;
+        for (int64_t t = 0; t < time; ++t) {
+          e[t] = mb[t] ? scalar_t(0) : std::exp(e[t] - max);
+          sum += e[t];
+        }
+        for (int64_t t = 0; t < time; ++t) e[t] /= sum;
+      }
+    });
+  });
+  return {activations, weights};
+}
+
+std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> attention_score_backward_cpu(
+    const torch::Tensor& activations, const torch::Tensor& weights, const torch::Tensor& v,
+    const torch::Tensor& grad_weights) {
+  int64_t batch = activations.size(0), dim = activations.size(1), time = activations.size(2);
+  torch::Tensor grad_sum = torch::empty_like(activations);  // of the tanh argument
+  torch::Tensor grad_query = torch::empty({batch, dim}, activations.options());
+  torch::Tensor grad_v_parts = torch::empty({batch, dim}, activations.options());
+  AT_DISPATCH_FLOATING_TYPES(activations.scalar_type(), "attention_score_backward", [&] {
+    const scalar_t* th = activations.data_ptr<scalar_t>();
+    const scalar_t* w = weights.data_ptr<scalar_t>();
+    const scalar_t* vp = v.data_ptr<scalar_t>();
+    const scalar_t* gw = grad_weights.data_ptr<scalar_t>();
+    scalar_t* gs = grad_sum.data_ptr<scalar_t>();
+    scalar_t* gq = grad_query.data_ptr<scalar_t>();
+    scalar_t* gv = grad_v_parts.data_ptr<scalar_t>();
+    at::parallel_for(0, batch, 1, [&](int64_t begin, int64_t end) {
+      std::vector<scalar_t> grad_energy(time);
+      for (int64_t b = begin; b < end; ++b) {
+        const scalar_t* wb = w + b * time;
+        const scalar_t* gwb = gw + b * time;
+        scalar_t dot = 0;
+        for (int64_t t = 0; t < time; ++t) dot += wb[t] * gwb[t];
+        for (int64_t t = 0; t < time; ++t) grad_energy[t] = wb[t] * (gwb[t] - dot);
+        for (int64_t a = 0; a < dim; ++a) {
+          int64_t row = (b * dim + a) * time;
+          scalar_t va = vp[a], q_sum = 0, v_sum = 0;
+          for (int64_t t = 0; t < time; ++t) {
+            scalar_t h = th[row + t], de = grad_energy[t];
+            scalar_t g = de * va * (1 - h * h);
+            gs[row + t] = g;
+            q_sum += g;
+            v_sum += de * h;
+          }
+          gq[b * dim + a] = q_sum;
+          gv[b * dim + a] = v_sum;
+        }
+      }
+    });
+  });
+  return {grad_sum, grad_query, grad_v_parts.sum(0)};
+}
+
+}  // namespace detail
+
+namespace {
+
 class AttentionScore : public torch::autograd::Function<AttentionScore> {
  public:
   // location, processed [B, A, T]; query [B, A]; v [A]; mask [B, 1, T] bool -> weights [B, 1, T].
@@ -121,42 +218,8 @@ class AttentionScore : public torch::autograd::Function<AttentionScore> {
     torch::Tensor location = location_in.contiguous(), processed = processed_in.contiguous();
     torch::Tensor query = query_in.contiguous(), v = v_in.contiguous();
     torch::Tensor mask = mask_in.to(torch::kBool).contiguous();
-    int64_t batch = location.size(0), dim = location.size(1), time = location.size(2);
-    torch::Tensor activations = torch::empty_like(location);  // tanh(...) [B, A, T]
-    torch::Tensor weights = torch::empty({batch, 1, time}, location.options());
-    AT_DISPATCH_FLOATING_TYPES(location.scalar_type(), "attention_score_forward", [&] {
-      const scalar_t* l = location.data_ptr<scalar_t>();
-      const scalar_t* p = processed.data_ptr<scalar_t>();
-      const scalar_t* q = query.data_ptr<scalar_t>();
-      const scalar_t* vp = v.data_ptr<scalar_t>();
-      const bool* m = mask.data_ptr<bool>();
-      scalar_t* th = activations.data_ptr<scalar_t>();
-      scalar_t* w = weights.data_ptr<scalar_t>();
-      at::parallel_for(0, batch, 1, [&](int64_t begin, int64_t end) {
-        for (int64_t b = begin; b < end; ++b) {
-          scalar_t* e = w + b * time;
-          for (int64_t t = 0; t < time; ++t) e[t] = 0;
-          for (int64_t a = 0; a < dim; ++a) {
-            int64_t row = (b * dim + a) * time;
-            scalar_t qa = q[b * dim + a], va = vp[a];
-            for (int64_t t = 0; t < time; ++t) th[row + t] = l[row + t] + p[row + t] + qa;
-            tanh_in_place(th + row, time);
-            for (int64_t t = 0; t < time; ++t) e[t] += va * th[row + t];
-          }
-          const bool* mb = m + b * time;
-          scalar_t max = -std::numeric_limits<scalar_t>::infinity();
-          for (int64_t t = 0; t < time; ++t) {
-            if (!mb[t] && e[t] > max) max = e[t];
-          }
-          scalar_t sum = 0;
-          for (int64_t t = 0; t < time; ++t) {
-            e[t] = mb[t] ? scalar_t(0) : std::exp(e[t] - max);
-            sum += e[t];
-          }
-          for (int64_t t = 0; t < time; ++t) e[t] /= sum;
-        }
-      });
-    });
+    auto [activations, weights] =
+        detail::attention_score_forward_cpu(location, processed, query, v, mask);
     ctx->save_for_backward({activations, weights, v});
     return weights;
   }
@@ -166,44 +229,10 @@ class AttentionScore : public torch::autograd::Function<AttentionScore> {
     auto saved = ctx->get_saved_variables();
     const torch::Tensor &activations = saved[0], &weights = saved[1], &v = saved[2];
     torch::Tensor grad_weights = grads[0].contiguous();
-    int64_t batch = activations.size(0), dim = activations.size(1), time = activations.size(2);
-    torch::Tensor grad_sum = torch::empty_like(activations);  // of the tanh argument
-    torch::Tensor grad_query = torch::empty({batch, dim}, activations.options());
-    torch::Tensor grad_v_parts = torch::empty({batch, dim}, activations.options());
-    AT_DISPATCH_FLOATING_TYPES(activations.scalar_type(), "attention_score_backward", [&] {
-      const scalar_t* th = activations.data_ptr<scalar_t>();
-      const scalar_t* w = weights.data_ptr<scalar_t>();
-      const scalar_t* vp = v.data_ptr<scalar_t>();
-      const scalar_t* gw = grad_weights.data_ptr<scalar_t>();
-      scalar_t* gs = grad_sum.data_ptr<scalar_t>();
-      scalar_t* gq = grad_query.data_ptr<scalar_t>();
-      scalar_t* gv = grad_v_parts.data_ptr<scalar_t>();
-      at::parallel_for(0, batch, 1, [&](int64_t begin, int64_t end) {
-        std::vector<scalar_t> grad_energy(time);
-        for (int64_t b = begin; b < end; ++b) {
-          const scalar_t* wb = w + b * time;
-          const scalar_t* gwb = gw + b * time;
-          scalar_t dot = 0;
-          for (int64_t t = 0; t < time; ++t) dot += wb[t] * gwb[t];
-          for (int64_t t = 0; t < time; ++t) grad_energy[t] = wb[t] * (gwb[t] - dot);
-          for (int64_t a = 0; a < dim; ++a) {
-            int64_t row = (b * dim + a) * time;
-            scalar_t va = vp[a], q_sum = 0, v_sum = 0;
-            for (int64_t t = 0; t < time; ++t) {
-              scalar_t h = th[row + t], de = grad_energy[t];
-              scalar_t g = de * va * (1 - h * h);
-              gs[row + t] = g;
-              q_sum += g;
-              v_sum += de * h;
-            }
-            gq[b * dim + a] = q_sum;
-            gv[b * dim + a] = v_sum;
-          }
-        }
-      });
-    });
+    auto [grad_sum, grad_query, grad_v] =
+        detail::attention_score_backward_cpu(activations, weights, v, grad_weights);
     // location and processed memory enter as a sum: the same gradient for both.
-    return {grad_sum, grad_sum, grad_query, grad_v_parts.sum(0), torch::Tensor()};
+    return {grad_sum, grad_sum, grad_query, grad_v, torch::Tensor()};
   }
 };
 

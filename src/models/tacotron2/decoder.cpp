@@ -9,6 +9,7 @@
 #include "layer_init.h"
 #include "tts/core/error.h"
 #include "tts/core/frames.h"
+#include "tts/models/tacotron2/decoder_step.h"
 
 namespace tts::tacotron2 {
 
@@ -92,6 +93,10 @@ DecoderImpl::StepContext DecoderImpl::step_context(const torch::Tensor& memory,
   c.decoder_weight =
       make_step_weight(step_products_, decoder_rnn_->weight_ih, decoder_rnn_->weight_hh);
   c.decoder_bias = decoder_rnn_->bias_ih + decoder_rnn_->bias_hh;
+  c.v = attention_layer_->v_weight();
+  c.location_padding = attention_layer_->location_padding();
+  detail::share_step_constants(c.memory, c.processed_memory, c.location, c.v, c.decoder_bias,
+                               c.constant_gradients);
   return c;
 }
 
@@ -114,6 +119,20 @@ torch::Tensor DecoderImpl::attention_input_gates(const torch::Tensor& prenet_out
 torch::Tensor DecoderImpl::step(const StepContext& c, const torch::Tensor& input_gates,
                                 const torch::Tensor& attention_mask,
                                 const torch::Tensor& decoder_mask, DecoderState& s) {
+  const detail::DecoderStepConstants constants{c.memory,
+                                               c.processed_memory,
+                                               c.mask,
+                                               c.location,
+                                               c.v,
+                                               c.decoder_bias,
+                                               &c.attention_weight,
+                                               &c.query_weight,
+                                               &c.decoder_weight,
+                                               c.location_padding,
+                                               c.constant_gradients};
+  if (detail::fused_decoder_step_applies(constants, input_gates, attention_mask, decoder_mask, s)) {
+    return detail::fused_decoder_step(constants, input_gates, attention_mask, decoder_mask, s);
+  }
   torch::Tensor attention_gates =
       step_linear(c.attention_weight, input_gates, torch::cat({s.context, s.attention_h}, 1));
   std::tie(s.attention_h, s.attention_c) =

@@ -6,9 +6,12 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <tuple>
+#include <utility>
 
 #include "autocast.h"
 #include "fused_backward.h"
+#include "fused_kernels.h"
 #include "tts/models/tacotron2/layers.h"
 
 namespace tts::tacotron2 {
@@ -27,6 +30,93 @@ bool use_cpu_kernel(const torch::Tensor& gates) {
          (gates.scalar_type() == torch::kFloat || gates.scalar_type() == torch::kDouble);
 }
 
+}  // namespace
+
+namespace detail {
+
+LstmPointwiseForward lstm_pointwise_forward_cpu(const torch::Tensor& gates,
+                                                const torch::Tensor& cell,
+                                                const torch::Tensor& mask) {
+  const bool has_mask = mask.numel() > 0;
+  const int64_t batch = gates.size(0), hidden = cell.size(1);
+  torch::Tensor activations, c, tanh_c, h;
+  activations = torch::empty_like(gates);
+  c = torch::empty_like(cell);
+  tanh_c = torch::empty_like(cell);
+  h = torch::empty_like(cell);
+  AT_DISPATCH_FLOATING_TYPES(gates.scalar_type(), "lstm_pointwise_forward", [&] {
+    const scalar_t* g = gates.data_ptr<scalar_t>();
+    const scalar_t* cp = cell.data_ptr<scalar_t>();
+    const scalar_t* m = has_mask ? mask.data_ptr<scalar_t>() : nullptr;
+    scalar_t* a = activations.data_ptr<scalar_t>();
+    scalar_t* co = c.data_ptr<scalar_t>();
+    scalar_t* tc = tanh_c.data_ptr<scalar_t>();
+    scalar_t* ho = h.data_ptr<scalar_t>();
+    at::parallel_for(0, batch, 16, [&](int64_t begin, int64_t end) {
+      for (int64_t b = begin; b < end; ++b) {
+        const scalar_t* gb = g + b * 4 * hidden;
+        scalar_t* ab = a + b * 4 * hidden;
+        for (int64_t j = 0; j < hidden; ++j) {
+          scalar_t i = sigmoid(gb[j]), f = sigmoid(gb[hidden + j]);
+          scalar_t cand = std::tanh(gb[2 * hidden + j]), o = sigmoid(gb[3 * hidden + j]);
+          ab[j] = i;
+          ab[hidden + j] = f;
+          ab[2 * hidden + j] = cand;
+          ab[3 * hidden + j] = o;
+          int64_t k = b * hidden + j;
+          scalar_t cn = f * cp[k] + i * cand;
+          co[k] = cn;
+          tc[k] = std::tanh(cn);
+          ho[k] = o * tc[k] * (m ? m[k] : scalar_t(1));
+        }
+      }
+    });
+  });
+  return {activations, c, tanh_c, h};
+}
+
+std::pair<torch::Tensor, torch::Tensor> lstm_pointwise_backward_cpu(
+    const torch::Tensor& activations, const torch::Tensor& cell, const torch::Tensor& tanh_c,
+    const torch::Tensor& mask, const torch::Tensor& grad_h, const torch::Tensor& grad_c) {
+  const bool has_mask = mask.numel() > 0;
+  const int64_t batch = cell.size(0), hidden = cell.size(1);
+  torch::Tensor grad_gates, grad_cell;
+  grad_gates = torch::empty_like(activations);
+  grad_cell = torch::empty_like(cell);
+  AT_DISPATCH_FLOATING_TYPES(activations.scalar_type(), "lstm_pointwise_backward", [&] {
+    const scalar_t* a = activations.data_ptr<scalar_t>();
+    const scalar_t* cp = cell.data_ptr<scalar_t>();
+    const scalar_t* tc = tanh_c.data_ptr<scalar_t>();
+    const scalar_t* m = has_mask ? mask.data_ptr<scalar_t>() : nullptr;
+    const scalar_t* gh = grad_h.data_ptr<scalar_t>();
+    const scalar_t* gc = grad_c.data_ptr<scalar_t>();
+    scalar_t* gg = grad_gates.data_ptr<scalar_t>();
+    scalar_t* gcp = grad_cell.data_ptr<scalar_t>();
+    at::parallel_for(0, batch, 16, [&](int64_t begin, int64_t end) {
+      for (int64_t b = begin; b < end; ++b) {
+        const scalar_t* ab = a + b * 4 * hidden;
+        scalar_t* gb = gg + b * 4 * hidden;
+        for (int64_t j = 0; j < hidden; ++j) {
+          int64_t k = b * hidden + j;
+          scalar_t i = ab[j], f = ab[hidden + j], cand = ab[2 * hidden + j], o = ab[3 * hidden + j];
+          scalar_t dh = gh[k] * (m ? m[k] : scalar_t(1));
+          scalar_t dc = gc[k] + dh * o * (1 - tc[k] * tc[k]);
+          gb[j] = dc * cand * i * (1 - i);
+          gb[hidden + j] = dc * cp[k] * f * (1 - f);
+          gb[2 * hidden + j] = dc * i * (1 - cand * cand);
+          gb[3 * hidden + j] = dh * tc[k] * o * (1 - o);
+          gcp[k] = dc * f;
+        }
+      }
+    });
+  });
+  return {grad_gates, grad_cell};
+}
+
+}  // namespace detail
+
+namespace {
+
 class LSTMPointwise : public torch::autograd::Function<LSTMPointwise> {
  public:
   // gates [B, 4H] (i, f, g, o pre-activations), cell [B, H], mask [B, H] or empty -> h, c.
@@ -35,41 +125,13 @@ class LSTMPointwise : public torch::autograd::Function<LSTMPointwise> {
     torch::Tensor gates = gates_in.contiguous(), cell = cell_in.contiguous();
     bool has_mask = mask_in.numel() > 0;
     torch::Tensor mask = has_mask ? mask_in.contiguous() : mask_in;
-    int64_t batch = gates.size(0), hidden = cell.size(1);
     torch::Tensor activations, c, tanh_c, h;
     if (use_cpu_kernel(gates)) {
-      activations = torch::empty_like(gates);
-      c = torch::empty_like(cell);
-      tanh_c = torch::empty_like(cell);
-      h = torch::empty_like(cell);
-      AT_DISPATCH_FLOATING_TYPES(gates.scalar_type(), "lstm_pointwise_forward", [&] {
-        const scalar_t* g = gates.data_ptr<scalar_t>();
-        const scalar_t* cp = cell.data_ptr<scalar_t>();
-        const scalar_t* m = has_mask ? mask.data_ptr<scalar_t>() : nullptr;
-        scalar_t* a = activations.data_ptr<scalar_t>();
-        scalar_t* co = c.data_ptr<scalar_t>();
-        scalar_t* tc = tanh_c.data_ptr<scalar_t>();
-        scalar_t* ho = h.data_ptr<scalar_t>();
-        at::parallel_for(0, batch, 16, [&](int64_t begin, int64_t end) {
-          for (int64_t b = begin; b < end; ++b) {
-            const scalar_t* gb = g + b * 4 * hidden;
-            scalar_t* ab = a + b * 4 * hidden;
-            for (int64_t j = 0; j < hidden; ++j) {
-              scalar_t i = sigmoid(gb[j]), f = sigmoid(gb[hidden + j]);
-              scalar_t cand = std::tanh(gb[2 * hidden + j]), o = sigmoid(gb[3 * hidden + j]);
-              ab[j] = i;
-              ab[hidden + j] = f;
-              ab[2 * hidden + j] = cand;
-              ab[3 * hidden + j] = o;
-              int64_t k = b * hidden + j;
-              scalar_t cn = f * cp[k] + i * cand;
-              co[k] = cn;
-              tc[k] = std::tanh(cn);
-              ho[k] = o * tc[k] * (m ? m[k] : scalar_t(1));
-            }
-          }
-        });
-      });
+      auto out = detail::lstm_pointwise_forward_cpu(gates, cell, mask);
+      activations = out.activations;
+      c = out.c;
+      tanh_c = out.tanh_c;
+      h = out.h;
     } else {
       auto chunks = gates.chunk(4, 1);
       activations = torch::cat(
@@ -93,39 +155,10 @@ class LSTMPointwise : public torch::autograd::Function<LSTMPointwise> {
     bool has_mask = ctx->saved_data["has_mask"].toBool();
     torch::Tensor grad_h = grads[0].defined() ? grads[0].contiguous() : torch::zeros_like(cell);
     torch::Tensor grad_c = grads[1].defined() ? grads[1].contiguous() : torch::zeros_like(cell);
-    int64_t batch = cell.size(0), hidden = cell.size(1);
     torch::Tensor grad_gates, grad_cell;
     if (use_cpu_kernel(activations)) {
-      grad_gates = torch::empty_like(activations);
-      grad_cell = torch::empty_like(cell);
-      AT_DISPATCH_FLOATING_TYPES(activations.scalar_type(), "lstm_pointwise_backward", [&] {
-        const scalar_t* a = activations.data_ptr<scalar_t>();
-        const scalar_t* cp = cell.data_ptr<scalar_t>();
-        const scalar_t* tc = tanh_c.data_ptr<scalar_t>();
-        const scalar_t* m = has_mask ? mask.data_ptr<scalar_t>() : nullptr;
-        const scalar_t* gh = grad_h.data_ptr<scalar_t>();
-        const scalar_t* gc = grad_c.data_ptr<scalar_t>();
-        scalar_t* gg = grad_gates.data_ptr<scalar_t>();
-        scalar_t* gcp = grad_cell.data_ptr<scalar_t>();
-        at::parallel_for(0, batch, 16, [&](int64_t begin, int64_t end) {
-          for (int64_t b = begin; b < end; ++b) {
-            const scalar_t* ab = a + b * 4 * hidden;
-            scalar_t* gb = gg + b * 4 * hidden;
-            for (int64_t j = 0; j < hidden; ++j) {
-              int64_t k = b * hidden + j;
-              scalar_t i = ab[j], f = ab[hidden + j], cand = ab[2 * hidden + j],
-                       o = ab[3 * hidden + j];
-              scalar_t dh = gh[k] * (m ? m[k] : scalar_t(1));
-              scalar_t dc = gc[k] + dh * o * (1 - tc[k] * tc[k]);
-              gb[j] = dc * cand * i * (1 - i);
-              gb[hidden + j] = dc * cp[k] * f * (1 - f);
-              gb[2 * hidden + j] = dc * i * (1 - cand * cand);
-              gb[3 * hidden + j] = dh * tc[k] * o * (1 - o);
-              gcp[k] = dc * f;
-            }
-          }
-        });
-      });
+      std::tie(grad_gates, grad_cell) =
+          detail::lstm_pointwise_backward_cpu(activations, cell, tanh_c, mask, grad_h, grad_c);
     } else {
       auto a = activations.chunk(4, 1);
       torch::Tensor dh = has_mask ? grad_h * mask : grad_h;
@@ -135,7 +168,6 @@ class LSTMPointwise : public torch::autograd::Function<LSTMPointwise> {
                               1);
       grad_cell = dc * a[1];
     }
-    (void)batch;
     return {grad_gates, grad_cell, torch::Tensor()};
   }
 };

@@ -22,6 +22,7 @@
 
 #include "autocast.h"
 #include "fused_backward.h"
+#include "fused_kernels.h"
 #include "step_product.h"
 #include "tts/core/error.h"
 #include "tts/models/tacotron2/layers.h"
@@ -158,6 +159,14 @@ class StepLinear : public torch::autograd::Function<StepLinear> {
 };
 
 }  // namespace
+
+namespace detail {
+
+void add_step_rows(StepGradient& gradient, const torch::Tensor& x, const torch::Tensor& grad) {
+  add_rows(gradient, x, grad);
+}
+
+}  // namespace detail
 
 StepWeight make_step_weight(StepProductPath path, const torch::Tensor& first,
                             const torch::Tensor& second) {

@@ -39,6 +39,9 @@ class AttentionImpl : public torch::nn::Module {
   torch::Tensor process_memory(const torch::Tensor& memory);
   // location_dense o location_conv as one convolution weight [attention_dim, 2, kernel_size].
   torch::Tensor location_weight();
+  // v's weight as a vector [attention_dim], and the location convolution's padding.
+  torch::Tensor v_weight() const;
+  int64_t location_padding() const { return padding_; }
   // query_layer's weight prepared for step() (once per utterance batch).
   StepWeight query_weight(StepProductPath path);
   // One step. query_weight from query_weight(); query [B, query_dim]; processed [B, A, T_text];

@@ -46,6 +46,15 @@ struct DecoderState {
   torch::Tensor context;                   // [B, encoder_embedding_dim]
 };
 
+// The gradients of what every decoder step reads (memory, processed memory, the location
+// convolution, v, the decoder LSTM's bias), summed over the steps inside the fused step nodes
+// (decoder_step.h) instead of one tensor per step and input that autograd adds up; all undefined
+// when the steps do not sum them.
+struct StepConstantGradients {
+  torch::Tensor memory, processed_memory, location, v, decoder_bias;
+  bool defined() const { return memory.defined(); }
+};
+
 // What the decoder produces, step-major as computed.
 struct DecoderOutput {
   torch::Tensor mel;         // [B, T_mel, n_mels], T_mel = steps * r
@@ -88,6 +97,9 @@ class DecoderImpl : public torch::nn::Module {
     StepWeight attention_weight;  // [4 H_att, E + H_att]: context and recurrent parts
     StepWeight decoder_weight;    // [4 H_dec, H_att + E + H_dec]
     torch::Tensor decoder_bias;   // [4 H_dec]
+    torch::Tensor v;              // the attention's v [A]
+    int64_t location_padding = 0;
+    StepConstantGradients constant_gradients;
   };
   StepContext step_context(const torch::Tensor& memory, const torch::Tensor& mask);
   DecoderState initial_state(const torch::Tensor& memory);

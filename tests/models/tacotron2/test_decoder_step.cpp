@@ -1,0 +1,254 @@
+// The fused decoder step (decoder_step.h) against the same step composed of the per-part nodes
+// (step_linear, lstm_cell_pointwise, attention_weights, conv1d, bmm, cat), as the decoder ran it
+// before: values and every gradient over several chained steps.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "tts/models/tacotron2/attention.h"
+#include "tts/models/tacotron2/decoder_step.h"
+#include "tts/models/tacotron2/layers.h"
+
+namespace {
+
+using tts::tacotron2::DecoderState;
+using tts::tacotron2::StepConstantGradients;
+using tts::tacotron2::StepProductPath;
+using tts::tacotron2::StepWeight;
+
+constexpr int64_t kBatch = 3, kTime = 7, kEncoder = 6, kAttentionRnn = 5, kDecoderRnn = 4,
+                  kAttention = 8, kKernel = 5, kSteps = 4;
+
+// The leaves every step reads, and each step's inputs.
+struct Leaves {
+  torch::Tensor attention_context_w, attention_hidden_w, query_w, decoder_w, decoder_bias, v,
+      location, memory, processed, input_gates;
+  torch::Tensor mask, attention_masks, decoder_masks, output_weights;
+  std::vector<torch::Tensor> all() const {
+    return {attention_context_w,
+            attention_hidden_w,
+            query_w,
+            decoder_w,
+            decoder_bias,
+            v,
+            location,
+            memory,
+            processed,
+            input_gates};
+  }
+};
+
+Leaves make_leaves(torch::Dtype dtype, bool dropout) {
+  torch::manual_seed(7);
+  auto o = torch::TensorOptions().dtype(dtype);
+  auto leaf = [&](std::vector<int64_t> shape, double scale) {
+    return (torch::randn(shape, o) * scale).requires_grad_(true);
+  };
+  Leaves l;
+  l.attention_context_w = leaf({4 * kAttentionRnn, kEncoder}, 0.4);
+  l.attention_hidden_w = leaf({4 * kAttentionRnn, kAttentionRnn}, 0.4);
+  l.query_w = leaf({kAttention, kAttentionRnn}, 0.4);
+  l.decoder_w = leaf({4 * kDecoderRnn, kAttentionRnn + kEncoder + kDecoderRnn}, 0.4);
+  l.decoder_bias = leaf({4 * kDecoderRnn}, 0.2);
+  l.v = leaf({kAttention}, 0.5);
+  l.location = leaf({kAttention, 2, kKernel}, 0.3);
+  l.memory = leaf({kBatch, kTime, kEncoder}, 1.0);
+  l.processed = leaf({kBatch, kAttention, kTime}, 0.5);
+  l.input_gates = leaf({kSteps, kBatch, 4 * kAttentionRnn}, 0.5);
+  // Text lengths 7, 5, 3.
+  l.mask = torch::arange(kTime).unsqueeze(0) >=
+           torch::tensor({int64_t{7}, int64_t{5}, int64_t{3}}).unsqueeze(1);
+  l.mask = l.mask.unsqueeze(1);
+  if (dropout) {
+    l.attention_masks = torch::empty({kSteps, kBatch, kAttentionRnn}, o).bernoulli_(0.9) / 0.9;
+    l.decoder_masks = torch::empty({kSteps, kBatch, kDecoderRnn}, o).bernoulli_(0.9) / 0.9;
+  }
+  l.output_weights = torch::randn({7, kBatch, 2 * kTime + kEncoder + kAttentionRnn}, o);
+  return l;
+}
+
+// A loss reading every output of every step, so that every gradient path is taken.
+torch::Tensor read_outputs(const Leaves& l, const DecoderState& s, const torch::Tensor& weights,
+                           int64_t step) {
+  const torch::Tensor& w = l.output_weights;
+  torch::Tensor loss =
+      (s.attention_h * w[0].narrow(1, 0, kAttentionRnn)).sum() +
+      (s.attention_c * w[1].narrow(1, 0, kAttentionRnn)).sum() +
+      (s.decoder_h * w[2].narrow(1, 0, kDecoderRnn)).sum() +
+      (s.decoder_c * w[3].narrow(1, 0, kDecoderRnn)).sum() +
+      (s.context * w[4].narrow(1, 0, kEncoder)).sum() +
+      (weights.squeeze(1) * w[5].narrow(1, 0, kTime)).sum() +
+      (s.weights_and_cumulative.reshape({kBatch, -1}) * w[6].narrow(1, 0, 2 * kTime)).sum();
+  return loss * (1.0 + 0.1 * static_cast<double>(step));
+}
+
+DecoderState initial_state(torch::Dtype dtype) {
+  auto o = torch::TensorOptions().dtype(dtype);
+  return {torch::zeros({kBatch, kAttentionRnn}, o), torch::zeros({kBatch, kAttentionRnn}, o),
+          torch::zeros({kBatch, kDecoderRnn}, o),   torch::zeros({kBatch, kDecoderRnn}, o),
+          torch::zeros({kBatch, 2, kTime}, o),      torch::zeros({kBatch, kEncoder}, o)};
+}
+
+// The step as the decoder composed it of the per-part nodes.
+torch::Tensor composed_step(const tts::tacotron2::detail::DecoderStepConstants& k,
+                            const torch::Tensor& input_gates, const torch::Tensor& attention_mask,
+                            const torch::Tensor& decoder_mask, DecoderState& s) {
+  using namespace tts::tacotron2;
+  torch::Tensor attention_gates =
+      step_linear(*k.attention_weight, input_gates, torch::cat({s.context, s.attention_h}, 1));
+  std::tie(s.attention_h, s.attention_c) =
+      lstm_cell_pointwise(attention_gates, s.attention_c, attention_mask);
+  torch::Tensor query = step_linear(*k.query_weight, {}, s.attention_h);
+  torch::Tensor location = torch::conv1d(s.weights_and_cumulative, k.location, {}, 1, k.padding);
+  torch::Tensor weights = attention_weights(location, k.processed_memory, query, k.v, k.mask);
+  s.context = torch::bmm(weights, k.memory).squeeze(1);
+  s.weights_and_cumulative =
+      torch::cat({weights, s.weights_and_cumulative.narrow(1, 1, 1) + weights}, 1);
+  torch::Tensor decoder_gates = step_linear(*k.decoder_weight, k.decoder_bias,
+                                            torch::cat({s.attention_h, s.context, s.decoder_h}, 1));
+  std::tie(s.decoder_h, s.decoder_c) =
+      lstm_cell_pointwise(decoder_gates, s.decoder_c, decoder_mask);
+  return weights;
+}
+
+struct StepsRun {
+  std::vector<torch::Tensor> values;
+  std::vector<torch::Tensor> grads;
+};
+
+// fused: the fused node, else the composed step; shared: the constants' gradients summed by the
+// steps (share_step_constants), as the decoder runs them.
+StepsRun run(const Leaves& l, bool fused, StepProductPath path, bool shared = false) {
+  using namespace tts::tacotron2;
+  StepWeight attention = make_step_weight(path, l.attention_context_w, l.attention_hidden_w);
+  StepWeight query = make_step_weight(path, l.query_w);
+  StepWeight decoder = make_step_weight(path, l.decoder_w);
+  torch::Tensor memory = l.memory, processed = l.processed, location = l.location, v = l.v,
+                bias = l.decoder_bias;
+  StepConstantGradients sums;
+  if (shared) {
+    tts::tacotron2::detail::share_step_constants(memory, processed, location, v, bias, sums);
+    EXPECT_TRUE(sums.defined());
+  }
+  tts::tacotron2::detail::DecoderStepConstants k{memory,   processed,   l.mask,     location,
+                                                 v,        bias,        &attention, &query,
+                                                 &decoder, kKernel / 2, sums};
+  DecoderState s = initial_state(l.memory.scalar_type());
+  StepsRun out;
+  torch::Tensor loss = torch::zeros({}, l.memory.options());
+  for (int64_t t = 0; t < kSteps; ++t) {
+    torch::Tensor attention_mask =
+        l.attention_masks.defined() ? l.attention_masks[t] : torch::Tensor();
+    torch::Tensor decoder_mask = l.decoder_masks.defined() ? l.decoder_masks[t] : torch::Tensor();
+    torch::Tensor weights;
+    if (fused) {
+      EXPECT_TRUE(tts::tacotron2::detail::fused_decoder_step_applies(
+          k, l.input_gates[t], attention_mask, decoder_mask, s));
+      weights = tts::tacotron2::detail::fused_decoder_step(k, l.input_gates[t], attention_mask,
+                                                           decoder_mask, s);
+    } else {
+      weights = composed_step(k, l.input_gates[t], attention_mask, decoder_mask, s);
+    }
+    loss = loss + read_outputs(l, s, weights, t);
+    for (const torch::Tensor& v : {s.attention_h, s.attention_c, s.decoder_h, s.decoder_c,
+                                   s.context, s.weights_and_cumulative, weights}) {
+      out.values.push_back(v.detach().clone());
+    }
+  }
+  std::vector<torch::Tensor> leaves = l.all();
+  out.grads = torch::autograd::grad({loss}, leaves);
+  return out;
+}
+
+class FusedDecoderStep : public ::testing::TestWithParam<std::tuple<bool, StepProductPath, bool>> {
+};
+
+TEST_P(FusedDecoderStep, MatchesTheComposedStepInDoubleValuesAndEveryGradient) {
+  const auto [dropout, path, shared] = GetParam();
+  const Leaves l = make_leaves(torch::kDouble, dropout);
+  const StepsRun fused = run(l, true, path, shared);
+  const StepsRun composed = run(l, false, path);
+  ASSERT_EQ(fused.values.size(), composed.values.size());
+  for (size_t i = 0; i < fused.values.size(); ++i) {
+    EXPECT_TRUE(torch::allclose(fused.values[i], composed.values[i], 1e-12, 1e-13))
+        << "output " << i % 7 << " of step " << i / 7;
+  }
+  const char* names[] = {"attention context weight",
+                         "attention hidden weight",
+                         "query weight",
+                         "decoder weight",
+                         "decoder bias",
+                         "v",
+                         "location",
+                         "memory",
+                         "processed memory",
+                         "input gates"};
+  for (size_t i = 0; i < fused.grads.size(); ++i) {
+    ASSERT_TRUE(fused.grads[i].defined()) << names[i];
+    EXPECT_GT(fused.grads[i].abs().max().item<double>(), 0.0) << names[i];
+    EXPECT_TRUE(torch::allclose(fused.grads[i], composed.grads[i], 1e-11, 1e-12))
+        << names[i] << ": max difference "
+        << (fused.grads[i] - composed.grads[i]).abs().max().item<double>();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(DropoutProductsAndSharedConstants, FusedDecoderStep,
+                         ::testing::Combine(::testing::Bool(),
+                                            ::testing::Values(StepProductPath::kKernel,
+                                                              StepProductPath::kGemm),
+                                            ::testing::Bool()));
+
+// The composed step on shared constants (a step the fused node does not take, as a decoder
+// under another dtype would run it): the constants' node passes their gradients on.
+TEST(FusedDecoderStepShared, ComposedStepsOnSharedConstantsGetTheSameGradients) {
+  const Leaves l = make_leaves(torch::kDouble, true);
+  const StepsRun shared = run(l, false, StepProductPath::kKernel, true);
+  const StepsRun plain = run(l, false, StepProductPath::kKernel);
+  for (size_t i = 0; i < shared.grads.size(); ++i) {
+    EXPECT_TRUE(torch::allclose(shared.grads[i], plain.grads[i], 1e-12, 1e-13)) << i;
+  }
+}
+
+TEST(FusedDecoderStepFloat, MatchesTheComposedStepWithinFloatRounding) {
+  const Leaves l = make_leaves(torch::kFloat, true);
+  const StepsRun fused = run(l, true, StepProductPath::kKernel);
+  const StepsRun composed = run(l, false, StepProductPath::kKernel);
+  for (size_t i = 0; i < fused.values.size(); ++i) {
+    EXPECT_TRUE(torch::allclose(fused.values[i], composed.values[i], 1e-5, 1e-6)) << i;
+  }
+  for (size_t i = 0; i < fused.grads.size(); ++i) {
+    EXPECT_TRUE(torch::allclose(fused.grads[i], composed.grads[i], 1e-4, 1e-5)) << i;
+  }
+}
+
+TEST(FusedDecoderStepApplies, OnlyToCpuTensorsOfOneFloatingTypeAndTheDecodersMaskShape) {
+  using namespace tts::tacotron2;
+  const Leaves l = make_leaves(torch::kFloat, false);
+  StepWeight attention =
+      make_step_weight(StepProductPath::kKernel, l.attention_context_w, l.attention_hidden_w);
+  StepWeight query = make_step_weight(StepProductPath::kKernel, l.query_w);
+  StepWeight decoder = make_step_weight(StepProductPath::kKernel, l.decoder_w);
+  tts::tacotron2::detail::DecoderStepConstants k{l.memory, l.processed,    l.mask,     l.location,
+                                                 l.v,      l.decoder_bias, &attention, &query,
+                                                 &decoder, kKernel / 2};
+  DecoderState s = initial_state(torch::kFloat);
+  EXPECT_TRUE(tts::tacotron2::detail::fused_decoder_step_applies(k, l.input_gates[0], {}, {}, s));
+  // A state of another dtype: the composed nodes (which convert) run it.
+  DecoderState mixed = s;
+  mixed.context = mixed.context.to(torch::kDouble);
+  EXPECT_FALSE(
+      tts::tacotron2::detail::fused_decoder_step_applies(k, l.input_gates[0], {}, {}, mixed));
+  // A broadcast mask.
+  tts::tacotron2::detail::DecoderStepConstants broadcast = k;
+  broadcast.mask = l.mask.narrow(0, 0, 1);
+  EXPECT_FALSE(
+      tts::tacotron2::detail::fused_decoder_step_applies(broadcast, l.input_gates[0], {}, {}, s));
+  // Reduced precision.
+  EXPECT_FALSE(tts::tacotron2::detail::fused_decoder_step_applies(
+      k, l.input_gates[0].to(torch::kBFloat16), {}, {}, s));
+}
+
+}  // namespace
