@@ -18,6 +18,9 @@ TTS_CHOICE_NAMES(Precision, {Precision::kFp32, "fp32"}, {Precision::kBf16, "bf16
 enum class StepProducts { kKernel, kGemm, kFastest };
 TTS_CHOICE_NAMES(StepProducts, {StepProducts::kKernel, "kernel"}, {StepProducts::kGemm, "gemm"},
                  {StepProducts::kFastest, "fastest"});
+// How Tacotron-2's decoder runs a step where the fused node applies (train.decoder_step).
+enum class DecoderStep { kFused, kComposed };
+TTS_CHOICE_NAMES(DecoderStep, {DecoderStep::kFused, "fused"}, {DecoderStep::kComposed, "composed"});
 enum class LrSchedule { kConstant, kExponential, kNoam, kStaircase, kPerEpoch };
 TTS_CHOICE_NAMES(LrSchedule, {LrSchedule::kConstant, "constant"},
                  {LrSchedule::kExponential, "exponential"}, {LrSchedule::kNoam, "noam"},
@@ -68,6 +71,7 @@ struct TrainOptions {
   Precision precision = Precision::kFp32;
   bool tf32 = false;
   StepProducts step_products = StepProducts::kKernel;
+  DecoderStep decoder_step = DecoderStep::kFused;
   double learning_rate = 1e-3;
   LrSchedule lr_schedule = LrSchedule::kConstant;
   int64_t lr_decay_start = 50000;
@@ -120,6 +124,10 @@ struct TrainOptions {
       "ranks and resumed runs round alike; fastest (each shape timed once per process against "
       "the BLAS: two processes may choose differently, so a resumed run or another rank may "
       "round differently)");
+    v("decoder_step", decoder_step,
+      "CPU: Tacotron-2's decoder step as one autograd node (fused: its attention LSTM, attention "
+      "and decoder LSTM forward in one call and backward in one node), or composed of the "
+      "per-part nodes (composed: the path other devices run; the same values to float rounding)");
     v("tf32", tf32,
       "CUDA: fp32 matrix products and convolutions in TF32 on Ampere+ GPUs (faster, ~1e-3 "
       "relative error in the products); no effect on the CPU");

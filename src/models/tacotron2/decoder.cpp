@@ -95,8 +95,10 @@ DecoderImpl::StepContext DecoderImpl::step_context(const torch::Tensor& memory,
   c.decoder_bias = decoder_rnn_->bias_ih + decoder_rnn_->bias_hh;
   c.v = attention_layer_->v_weight();
   c.location_padding = attention_layer_->location_padding();
-  detail::share_step_constants(c.memory, c.processed_memory, c.location, c.v, c.decoder_bias,
-                               c.constant_gradients);
+  if (decoder_step_ == config::DecoderStep::kFused) {
+    detail::share_step_constants(c.memory, c.processed_memory, c.location, c.v, c.decoder_bias,
+                                 c.constant_gradients);
+  }
   return c;
 }
 
@@ -130,7 +132,8 @@ torch::Tensor DecoderImpl::step(const StepContext& c, const torch::Tensor& input
                                                &c.decoder_weight,
                                                c.location_padding,
                                                c.constant_gradients};
-  if (detail::fused_decoder_step_applies(constants, input_gates, attention_mask, decoder_mask, s)) {
+  if (decoder_step_ == config::DecoderStep::kFused &&
+      detail::fused_decoder_step_applies(constants, input_gates, attention_mask, decoder_mask, s)) {
     return detail::fused_decoder_step(constants, input_gates, attention_mask, decoder_mask, s);
   }
   torch::Tensor attention_gates =

@@ -258,7 +258,8 @@ models::BenchSubject make_bench(const train::FamilyContext& context,
   subject.frames = padded_frames(shape.frames > 0 ? shape.frames : 600, r);
   subject.text_len = shape.text_len;
   subject.fields = {{"frames_per_step", std::to_string(r)},
-                    {"step_products", fmt::format("{}", config.train.step_products), true}};
+                    {"step_products", fmt::format("{}", config.train.step_products), true},
+                    {"decoder_step", fmt::format("{}", config.train.decoder_step), true}};
   train::FamilyContext own{config, context.placement, context.comm, "", "", subject.phase};
   subject.family = std::make_unique<Tacotron2Family>(own, shape.symbols, std::nullopt);
   subject.family->set_phase(subject.phase);

@@ -144,6 +144,8 @@ void Tacotron2Impl::set_step_products(config::StepProducts path) {
   decoder_->set_step_products(path);
 }
 
+void Tacotron2Impl::set_decoder_step(config::DecoderStep how) { decoder_->set_decoder_step(how); }
+
 int64_t Tacotron2Impl::reduction_factor() const { return decoder_->r(); }
 
 TacotronOutput Tacotron2Impl::forward(const torch::Tensor& text, const torch::Tensor& text_lengths,
@@ -192,6 +194,7 @@ Tacotron2 build_model(const config::Config& config, int64_t n_symbols, int r) {
   Tacotron2 model(options, n_symbols, config.audio.n_mels, linear_bins(config),
                   config.train.max_scheduled_r());
   model->set_step_products(config.train.step_products);
+  model->set_decoder_step(config.train.decoder_step);
   return model;
 }
 

@@ -75,6 +75,7 @@ class DecoderImpl : public torch::nn::Module {
   void set_r(int64_t r);
   int64_t r() const { return r_; }
   void set_step_products(StepProductPath path) { step_products_ = path; }
+  void set_decoder_step(config::DecoderStep how) { decoder_step_ = how; }
   // Teacher forcing. memory [B, T_text, E]; mask [B, T_text] (true = padded text);
   // mel [B, T_mel, n_mels] with T_mel a multiple of r. `context`: keyed dropout (the LSTMs' in
   // training, the prenet's in either mode) and whether the prenet drops out.
@@ -122,6 +123,7 @@ class DecoderImpl : public torch::nn::Module {
   torch::Tensor prenet_input(const torch::Tensor& frames) const;
 
   StepProductPath step_products_ = config::TrainOptions{}.step_products;
+  config::DecoderStep decoder_step_ = config::TrainOptions{}.decoder_step;
   int64_t max_r_;  // 0: built for r_ alone
   int64_t n_mels_, r_, prenet_dim_, encoder_dim_, attention_rnn_dim_, decoder_rnn_dim_;
   int64_t max_decoder_steps_;

@@ -57,6 +57,7 @@ class Tacotron2Impl : public torch::nn::Module {
   int64_t reduction_factor() const;
   // How the recurrent per-step products run on the CPU (train.step_products; layers.h).
   void set_step_products(config::StepProducts path);
+  void set_decoder_step(config::DecoderStep how);
 
   // Teacher forcing. text [B, T_text] int64 padded with 0; text_lengths [B] int64;
   // mel [B, T_mel, n_mels] with T_mel a multiple of r; mel_lengths [B] int64. Outputs at frames
