@@ -144,6 +144,20 @@ TEST(BenchCommand, TimesEachVocoderFamilysStep) {
   EXPECT_EQ(json_number(averaged.output, "params"), json_number(plain.output, "params"));
 }
 
+// A training iteration of every family reads nothing on the host (Note [No host reads in a
+// step]): the gradient norm, the finite check, the Adam step counts and the losses stay on the
+// device until a read point.
+TEST(BenchCommand, ProfileOfAnIterationCountsNoHostSynchronization) {
+  const std::string configs = std::string(TTS_SOURCE_DIR) + "/configs/";
+  for (const std::string& args : {"--config " + kTiny + " --batch 2 --text-len 12 --frames 40",
+                                  "--config " + configs + "hifigan_small.yaml --batch 1 --frames 8",
+                                  "--config " + configs + "wavenet_small.yaml --batch 1"}) {
+    Result r = run_cli("bench " + args + " --steps 1 --threads 1 --profile --json");
+    ASSERT_EQ(r.exit_code, 0) << args << ": " << r.output;
+    EXPECT_EQ(json_number(r.output, "sync"), 0) << args << ": " << r.output;
+  }
+}
+
 TEST(BenchCommand, BadArgumentsAreUsageErrors) {
   EXPECT_EQ(run_cli("bench --config " + kTiny + " --steps 0").exit_code, 2);
   EXPECT_EQ(run_cli("bench --config " + kTiny + " --step-products blas").exit_code, 2);

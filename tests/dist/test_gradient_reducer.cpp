@@ -132,8 +132,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, Reducer,
                          });
 
 // A stop wish of one rank (a signal that reached only it) rides on the step's all-reduce: every
-// rank sees it after the same step, with no collective of its own; under accumulation only the
-// reducing micro-batch carries it.
+// rank sees it at the same read point (settle()), with no collective of its own; under
+// accumulation only the reducing micro-batch carries it.
 TEST(ReducerStop, OneRanksWishReachesEveryRankAtTheSameStep) {
   auto codes = run_ranks(3, [](int rank) {
     torch::set_num_threads(1);
@@ -151,6 +151,7 @@ TEST(ReducerStop, OneRanksWishReachesEveryRankAtTheSameStep) {
       reducer.begin_step(true);
       shard_loss(net, step, 1, rank).backward();
       reducer.finish_step(step == 2 && rank == 1);
+      reducer.settle();  // a read point: the agreed wish stays on the device until one
       EXPECT_EQ(reducer.stop_agreed(), step == 2) << "rank " << rank << " step " << step;
     }
   });
