@@ -149,10 +149,13 @@ TEST(BenchCommand, TimesEachVocoderFamilysStep) {
 // device until a read point.
 TEST(BenchCommand, ProfileOfAnIterationCountsNoHostSynchronization) {
   const std::string configs = std::string(TTS_SOURCE_DIR) + "/configs/";
+  // The vocoders at batch 2: at batch 1 and 8 frames libtorch's CPU runs HiFi-GAN's dilated
+  // convolutions through slow_conv_dilated, which fills its output from the bias with .item() (the
+  // CPU kernel's own read, not the step's; CUDA runs cuDNN).
   for (const std::string& args : {"--config " + kTiny + " --batch 2 --text-len 12 --frames 40",
-                                  "--config " + configs + "hifigan_small.yaml --batch 1 --frames 8",
-                                  "--config " + configs + "wavenet_small.yaml --batch 1"}) {
-    Result r = run_cli("bench " + args + " --steps 1 --threads 1 --profile --json");
+                                  "--config " + configs + "hifigan_small.yaml --batch 2",
+                                  "--config " + configs + "wavenet_small.yaml --batch 2"}) {
+    Result r = run_cli("bench " + args + " --steps 1 --threads 1 --profile");
     ASSERT_EQ(r.exit_code, 0) << args << ": " << r.output;
     EXPECT_EQ(json_number(r.output, "sync"), 0) << args << ": " << r.output;
   }
