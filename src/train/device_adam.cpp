@@ -104,6 +104,17 @@ DeviceAdam::DeviceAdam(torch::optim::Optimizer& optimizer) : optimizer_(optimize
 }
 
 torch::Tensor DeviceAdam::step(double lr, const torch::Tensor& allowed,
+                               const torch::Tensor& taking_part) {
+  TTS_CHECK(
+      !optimizer_.param_groups().empty() && !optimizer_.param_groups().front().params().empty(),
+      "DeviceAdam: the optimizer has no parameters");
+  const torch::Device device = optimizer_.param_groups().front().params().front().device();
+  return step(
+      torch::scalar_tensor(lr, torch::TensorOptions().dtype(torch::kFloat64).device(device)),
+      allowed, taking_part);
+}
+
+torch::Tensor DeviceAdam::step(const torch::Tensor& lr, const torch::Tensor& allowed,
                                const torch::Tensor& taking_part_on_device) {
   torch::NoGradGuard no_grad;
   // The parameters and each one's group options, in the optimizer's order.
@@ -169,8 +180,7 @@ torch::Tensor DeviceAdam::step(double lr, const torch::Tensor& allowed,
   const torch::Tensor bias_correction1 = 1 - torch::pow(beta1, next_steps_);
   const torch::Tensor bias_correction2 = 1 - torch::pow(beta2, next_steps_);
   const torch::Tensor sqrt_bias_correction2 = bias_correction2.sqrt();
-  const torch::Tensor neg_step_size =
-      torch::div(torch::scalar_tensor(-lr, counts), bias_correction1);
+  const torch::Tensor neg_step_size = torch::div(lr.neg(), bias_correction1);
   // Cast once per parameter type, as a double Scalar is cast where it meets a float tensor.
   std::vector<std::pair<torch::ScalarType, std::pair<torch::Tensor, torch::Tensor>>> cast;
   auto scalars_for = [&](torch::ScalarType type) -> const std::pair<torch::Tensor, torch::Tensor>& {
@@ -179,6 +189,16 @@ torch::Tensor DeviceAdam::step(double lr, const torch::Tensor& allowed,
     }
     cast.emplace_back(type, std::make_pair(sqrt_bias_correction2.to(type), neg_step_size.to(type)));
     return cast.back().second;
+  };
+
+  // AdamW's decay factor per weight decay and parameter type, computed once a step.
+  std::vector<std::tuple<double, torch::ScalarType, torch::Tensor>> decays;
+  auto decay_for = [&](double weight_decay, torch::ScalarType type) -> torch::Tensor {
+    for (const auto& [wd, t, factor] : decays) {
+      if (wd == weight_decay && t == type) return factor;
+    }
+    decays.emplace_back(weight_decay, type, (1 - lr * weight_decay).to(type));
+    return std::get<2>(decays.back());
   };
 
   struct Update {
@@ -231,7 +251,10 @@ torch::Tensor DeviceAdam::step(double lr, const torch::Tensor& allowed,
     torch::Tensor grad = p.grad();
     if (!adamw_ && o.weight_decay != 0) grad = grad.add(p, o.weight_decay);
     torch::Tensor base = p;
-    if (adamw_ && o.weight_decay != 0) base = p.mul(1 - lr * o.weight_decay);
+    if (adamw_ && o.weight_decay != 0) {
+      // 1 - lr * weight_decay in float64, cast to the parameter's type, as libtorch's Scalar.
+      base = p.mul(decay_for(o.weight_decay, p.scalar_type()));
+    }
     torch::Tensor exp_avg = m.exp_avg.mul(o.beta1).add_(grad, 1 - o.beta1);
     torch::Tensor exp_avg_sq = m.exp_avg_sq.mul(o.beta2).addcmul_(grad, grad, 1 - o.beta2);
     torch::Tensor max_exp_avg_sq;

@@ -58,6 +58,11 @@ class DeviceAdam {
   // gradient (its weight, moments and step count), decided on the device.
   torch::Tensor step(double lr, const torch::Tensor& allowed = {},
                      const torch::Tensor& taking_part = {});
+  // The same with the learning rate as a 0-dim float64 tensor on the parameters' device, so that
+  // nothing of a step comes from the host (what a captured CUDA graph replays: update `lr` in
+  // place between replays).
+  torch::Tensor step(const torch::Tensor& lr, const torch::Tensor& allowed = {},
+                     const torch::Tensor& taking_part = {});
 
   // Copies the device step counts into the optimizer's AdamParamState/AdamWParamState (one host
   // read); a state whose parameter was never updated (created by a step that was not kept) is
