@@ -36,9 +36,15 @@ struct GradientReducer::State {
   int next_launch = 0;
   double exposed_s = 0;
   bool stop_agreed = false;
-  // Note [Used parameters]: which parameters some rank gave a gradient, learned from the first
-  // reducing step (one host read per reducer and run); later steps read nothing. `used_flags`
-  // ([n + 1] on the device: this rank's used slots, then its stop wish) is rewritten only when
+  // Note [Used parameters]: a parameter no rank gave a gradient keeps grad undefined, as in one
+  // process (the optimizer skips it). Which parameters a step uses is fixed by the family and
+  // its config, so it is learned from the first reducing step (one host read per reducer and
+  // run), and later steps read nothing: the parameters learned as used always get the reduced
+  // gradient, and used_mask() tells the optimizer on the device which of them no rank used in a
+  // step (left alone: weight, moments, step count; their zero gradient adds 0 to the clip's
+  // norm). A parameter learned as unused that gets a gradient later is noticed at settle(),
+  // logged, and the used set learned again (its gradients in between are dropped). `used_flags`
+  // ([n + 1] on the device: this rank's used slots, then its stop wish) is rewritten only where
   // this rank's pattern changes; `counts` is the last step's all-reduced copy.
   bool learned = false;
   std::vector<bool> learned_used;
