@@ -252,7 +252,12 @@ void GradientReducer::finish_step(bool stop_requested) {
   }
   for (size_t i = 0; i < n; ++i) {
     State::Slot& slot = s.slots[i];
-    if (!s.learned_used[i]) continue;
+    if (!s.learned_used[i]) {
+      // Learned as unused: a local gradient (this rank used it after all) is dropped on every
+      // rank alike, until settle() learns again.
+      slot.param.mutable_grad() = torch::Tensor();
+      continue;
+    }
     torch::Tensor reduced =
         s.buckets[slot.bucket].flat.narrow(0, slot.offset, slot.param.numel()).view_as(slot.param);
     torch::Tensor& grad = slot.param.mutable_grad();
