@@ -129,6 +129,31 @@ INSTANTIATE_TEST_SUITE_P(Kinds, DeviceAdamCases,
                                            Case{Kind::kAdamW, torch::kFloat64, 0.01, false},
                                            Case{Kind::kAdamW, torch::kFloat32, 0.0, false}));
 
+// A parameter left out on the device (a distributed step in which no rank used it: it holds a
+// zero gradient) is updated as libtorch's Adam leaves a parameter without a gradient.
+TEST(DeviceAdam, APartLeftOutOnTheDeviceIsAParameterWithoutAGradient) {
+  const Case c{Kind::kAdam, torch::kFloat32, 0.0, false};
+  std::vector<torch::Tensor> want_p = make_parameters(c.dtype);
+  std::vector<torch::Tensor> got_p = make_parameters(c.dtype);
+  auto want = make(c, want_p);
+  auto got = make(c, got_p);
+  tts::train::DeviceAdam adam(*got);
+  for (int s = 0; s < 4; ++s) {
+    set_grads(want_p, s);  // parameter 1 has none on step 2
+    set_grads(got_p, s);
+    torch::Tensor part = torch::ones({4}, torch::kFloat64);
+    if (s == 2) {
+      got_p[1].mutable_grad() = torch::zeros_like(got_p[1]);
+      part[1] = 0;
+    }
+    for (auto& group : want->param_groups()) group.options().set_lr(1e-2);
+    want->step();
+    EXPECT_TRUE(adam.step(1e-2, {}, part).item<bool>());
+  }
+  adam.write_back();
+  expect_state_equal<torch::optim::AdamParamState>(*want, *got, want_p, got_p);
+}
+
 TEST(DeviceAdam, AFirstStepNotKeptLeavesNoState) {
   std::vector<torch::Tensor> p = make_parameters(torch::kFloat32);
   auto optimizer = make(Case{Kind::kAdam, torch::kFloat32, 0.0, false}, p);
