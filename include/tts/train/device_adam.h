@@ -16,7 +16,11 @@
 // The bias corrections are float64 on the device (per parameter, from a float64 step count per
 // parameter), cast to the parameter's type where they meet it, as libtorch's double Scalars are.
 // The step count held on the device is the truth between read points: write_back() copies it into
-// the host states (a host read) before anything reads them (a checkpoint, the end of a run).
+// the host states (a host read) before anything reads them (a checkpoint, the end of a run). The
+// host states' counts are read once, at the first step: restore a checkpoint into the optimizer
+// before that (as training does, before it builds its Step). On CUDA the kernels round as CUDA's
+// do (pow, a division by a host Scalar taken as a product by its reciprocal): close to libtorch's
+// step there, bit-identical on the CPU (tests/train/test_device_adam.cpp).
 //
 // A step is always computed; whether it is kept is decided on the device: `allowed` (the caller's
 // flag, e.g. a finite gradient norm) and every new weight and moment finite (Note [Non-finite
