@@ -1,10 +1,11 @@
 #include "tts/dist/gradient_reducer.h"
 
-#include <torch/cuda.h>
+#include <torch/torch.h>
 
 #include <mutex>
 
 #include "tts/core/error.h"
+#include "tts/core/host_read.h"
 #include "tts/core/logging.h"
 #include "tts/core/timer.h"
 
@@ -35,6 +36,26 @@ struct GradientReducer::State {
   int next_launch = 0;
   double exposed_s = 0;
   bool stop_agreed = false;
+  // Note [Used parameters]: a parameter no rank gave a gradient keeps grad undefined, as in one
+  // process (the optimizer skips it). Which parameters a step uses is fixed by the family and
+  // its config, so it is learned from the first reducing step (one host read per reducer and
+  // run), and later steps read nothing: the parameters learned as used always get the reduced
+  // gradient, and used_mask() tells the optimizer on the device which of them no rank used in a
+  // step (left alone: weight, moments, step count; their zero gradient adds 0 to the clip's
+  // norm). A parameter learned as unused that gets a gradient later is noticed at settle(),
+  // logged, and the used set learned again (its gradients in between are dropped). `used_flags`
+  // ([n + 1] on the device: this rank's used slots, then its stop wish) is rewritten only where
+  // this rank's pattern changes; `counts` is the last step's all-reduced copy.
+  bool learned = false;
+  std::vector<bool> learned_used;
+  std::vector<bool> host_flags;  // what used_flags holds (size 0: not built yet)
+  torch::Tensor used_flags, counts, never_used;
+  // Until settle(): the stop counts summed over the reducing steps, and whether a parameter no
+  // rank used in the learning step got a gradient since.
+  torch::Tensor stop_sum, surprise;
+  // Per optimizer parameter list: where each one's slot is in `counts` (n: not reduced).
+  std::vector<torch::TensorImpl*> mask_for;
+  torch::Tensor mask_index;
 
   void on_gradient(int index, const torch::Tensor& grad) {
     std::lock_guard<std::mutex> lock(mutex);
@@ -182,37 +203,61 @@ void GradientReducer::finish_step(bool stop_requested) {
       --bucket.missing;
     }
     s.launch_ready_buckets();
-    // How many ranks gave each parameter a gradient: one no rank used stays without a gradient,
-    // as it would in a single process (optimizers skip it). The last element counts the ranks
-    // that want to stop.
+    // How many ranks gave each parameter a gradient, and the last element the ranks that want to
+    // stop: written on the device only where this rank's pattern changed (no copy from host
+    // memory, which would synchronize).
     const size_t n = s.slots.size();
-    used_counts =
-        torch::empty({static_cast<int64_t>(n + 1)}, torch::TensorOptions().dtype(torch::kFloat32));
-    auto* counts = used_counts.data_ptr<float>();
-    for (size_t i = 0; i < n; ++i) counts[i] = s.slots[i].used ? 1.0f : 0.0f;
-    counts[n] = stop_requested ? 1.0f : 0.0f;
-    used_counts = used_counts.to(s.comm->device());
+    std::vector<bool> flags(n + 1);
+    for (size_t i = 0; i < n; ++i) flags[i] = s.slots[i].used;
+    flags[n] = stop_requested;
+    if (s.host_flags.size() != flags.size()) {
+      s.used_flags =
+          torch::zeros({static_cast<int64_t>(n + 1)},
+                       torch::TensorOptions().dtype(torch::kFloat32).device(s.comm->device()));
+      s.host_flags.assign(n + 1, false);
+    }
+    for (size_t i = 0; i <= n; ++i) {
+      if (flags[i] != s.host_flags[i])
+        s.used_flags[static_cast<int64_t>(i)].fill_(flags[i] ? 1 : 0);
+    }
+    s.host_flags = flags;
+    used_counts = s.used_flags.clone();
     std::vector<torch::Tensor> one{used_counts};
     used_pending = s.comm->all_reduce_sum_async(one);
   }
   for (auto& bucket : s.buckets) bucket.pending->wait();
   used_pending->wait();
-  // NCCL's wait() only orders the current stream after the all-reduce; the optimizer needs the
-  // result anyway (gradient clipping reads the norm), so waiting for it here costs nothing and
-  // makes the exposed time real.
-  const torch::Device device = s.comm->device();
-  if (device.is_cuda()) torch::cuda::synchronize(device.index());
+  // NCCL's wait() only orders the current stream after the all-reduce: the exposed time is the
+  // host's wait (on CUDA, not the device's completion: waiting for that would synchronize).
   s.exposed_s = watch.seconds();
 
   const double world = static_cast<double>(s.comm->size());
   torch::NoGradGuard no_grad;
   for (auto& bucket : s.buckets) bucket.flat.div_(world);
-  const torch::Tensor counts = used_counts.to(torch::kCPU);
-  const float* used_by = counts.data_ptr<float>();
-  s.stop_agreed = used_by[s.slots.size()] > 0.0f;
-  for (size_t i = 0; i < s.slots.size(); ++i) {
+  const size_t n = s.slots.size();
+  s.counts = used_counts;
+  const torch::Tensor used_by = used_counts.narrow(0, 0, static_cast<int64_t>(n)) > 0;
+  const torch::Tensor stop = used_counts.narrow(0, static_cast<int64_t>(n), 1).sum();
+  s.stop_sum = s.stop_sum.defined() ? s.stop_sum.add_(stop) : stop.clone();
+  if (!s.learned) {
+    // Note [Used parameters]: the one host read of the run.
+    const torch::Tensor read = host_read(used_by);
+    const bool* used = read.data_ptr<bool>();
+    s.learned_used.assign(used, used + n);
+    s.never_used = used_by.logical_not();
+    s.learned = true;
+  } else {
+    const torch::Tensor surprise = used_by.logical_and(s.never_used).any();
+    s.surprise = s.surprise.defined() ? s.surprise.logical_or_(surprise) : surprise;
+  }
+  for (size_t i = 0; i < n; ++i) {
     State::Slot& slot = s.slots[i];
-    if (used_by[i] == 0.0f) continue;
+    if (!s.learned_used[i]) {
+      // Learned as unused: a local gradient (this rank used it after all) is dropped on every
+      // rank alike, until settle() learns again.
+      slot.param.mutable_grad() = torch::Tensor();
+      continue;
+    }
     torch::Tensor reduced =
         s.buckets[slot.bucket].flat.narrow(0, slot.offset, slot.param.numel()).view_as(slot.param);
     torch::Tensor& grad = slot.param.mutable_grad();
@@ -222,6 +267,52 @@ void GradientReducer::finish_step(bool stop_requested) {
       grad = reduced.clone();
     }
   }
+}
+
+torch::Tensor GradientReducer::used_mask(const std::vector<torch::Tensor>& parameters) {
+  State& s = *state_;
+  if (!s.counts.defined()) return {};
+  const int64_t n = static_cast<int64_t>(s.slots.size());
+  std::vector<torch::TensorImpl*> impls;
+  for (const torch::Tensor& p : parameters) impls.push_back(p.unsafeGetTensorImpl());
+  if (impls != s.mask_for) {
+    // Built once per parameter list: a copy from host memory.
+    std::vector<int64_t> index;
+    for (torch::TensorImpl* impl : impls) {
+      int64_t at = n;
+      for (int64_t i = 0; i < n; ++i) {
+        if (s.slots[i].param.unsafeGetTensorImpl() == impl) at = i;
+      }
+      index.push_back(at);
+    }
+    s.mask_index = torch::tensor(index, torch::kLong).to(s.comm->device());
+    s.mask_for = impls;
+  }
+  // The slots' counts, and 1 for a parameter the reducer does not hold (frozen).
+  const torch::Tensor counts =
+      torch::cat({s.counts.narrow(0, 0, n), torch::ones({1}, s.counts.options())});
+  return (counts.index_select(0, s.mask_index) > 0).to(torch::kFloat64);
+}
+
+void GradientReducer::settle() {
+  State& s = *state_;
+  if (!s.stop_sum.defined()) return;
+  std::vector<torch::Tensor> values{s.stop_sum.to(torch::kFloat32).reshape({1})};
+  if (s.surprise.defined()) values.push_back(s.surprise.to(torch::kFloat32).reshape({1}));
+  const torch::Tensor read = host_read(torch::cat(values));
+  const float* v = read.data_ptr<float>();
+  s.stop_agreed = v[0] > 0.0f;
+  if (values.size() > 1 && v[1] != 0.0f) {
+    // A parameter no rank used in the learning step got a gradient since: its gradients of the
+    // steps in between were not applied. Learn again at the next step.
+    log::get("dist")->warn(
+        "a parameter that no rank used in the first reduced step got a gradient later; its "
+        "gradients since the last report were dropped; the reducer learns the used parameters "
+        "again");
+    s.learned = false;
+  }
+  s.stop_sum = torch::Tensor();
+  s.surprise = torch::Tensor();
 }
 
 bool GradientReducer::stop_agreed() const { return state_->stop_agreed; }

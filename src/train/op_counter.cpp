@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "tts/core/error.h"
+#include "tts/core/host_read.h"
 
 namespace tts::train {
 namespace {
@@ -42,7 +43,8 @@ bool starts_with(const char* name, const char* prefix) {
 }
 
 bool is_sync(const char* name) {
-  return std::strcmp(name, "aten::_local_scalar_dense") == 0 ||
+  return std::strcmp(name, kHostReadName) == 0 ||
+         std::strcmp(name, "aten::_local_scalar_dense") == 0 ||
          std::strcmp(name, "aten::nonzero") == 0 || std::strcmp(name, "aten::masked_select") == 0 ||
          starts_with(name, "aten::unique") || std::strcmp(name, "aten::_unique2") == 0;
 }

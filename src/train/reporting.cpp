@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "tts/core/host_read.h"
 #include "tts/core/logging.h"
 #include "tts/core/timer.h"
 #include "tts/dist/communicator.h"
@@ -36,7 +37,8 @@ void LossSums::add(const std::string& name, const torch::Tensor& value) {
 
 double LossSums::mean(const std::string& name) const {
   for (const auto& [known, sum] : sums) {
-    if (known == name && count > 0) return sum.item<double>() / static_cast<double>(count);
+    if (known == name && count > 0)
+      return host_read(sum.to(torch::kFloat64)).item<double>() / static_cast<double>(count);
   }
   return NAN;
 }

@@ -5,11 +5,12 @@
 #include <cmath>
 
 #include "tts/core/error.h"
+#include "tts/core/host_read.h"
 #include "tts/core/logging.h"
 #include "tts/core/timer.h"
 #include "tts/dist/communicator.h"
 #include "tts/dist/gradient_reducer.h"
-#include "update_guard.h"
+#include "tts/train/device_adam.h"
 
 namespace tts::train {
 
@@ -26,38 +27,29 @@ void Updates::apply(size_t slot) {
   OptimizerSlot& optimizer = step_->family_.optimizers().at(slot);
   dist::GradientReducer& reducer = *step_->reducers_.at(slot);
   reducer.finish_step(step_->stop_wish_);
-  step_->stop_agreed_ = reducer.stop_agreed();
   totals_->times.communication += reducer.last_exposed_comm_seconds();
   Stopwatch clock;
-  const double grad_norm = torch::nn::utils::clip_grad_norm_(
+  torch::NoGradGuard no_grad;
+  const torch::Tensor grad_norm = clip_grad_norm(
       optimizer.parameters, optimizer.grad_clip > 0 ? optimizer.grad_clip : INFINITY);
   const double lr = optimizer.learning_rate(state_->step + 1, state_->epoch);
   state_->learning_rates.at(slot) = lr;
-  // The gradients are reduced, so every rank sees the same norm and takes the same decision.
-  if (!std::isfinite(grad_norm)) {
-    step_->skipped_this_step_ = true;
-    log::get("train")->warn(
-        "step {}: non-finite loss or gradient norm ({}) of optimizer '{}'; its update is "
-        "skipped; this rank's utterances: {}",
-        state_->step + 1, grad_norm, optimizer.name, fmt::join(*ids_, " "));
-    optimizer.optimizer->zero_grad();
-  } else {
-    for (auto& group : optimizer.optimizer->param_groups()) group.options().set_lr(lr);
-    UpdateGuard& guard = step_->guards_.at(slot);  // Note [Non-finite updates]
-    guard.save(*optimizer.optimizer);
-    optimizer.optimizer->step();
-    if (guard.finite(*optimizer.optimizer)) {
-      totals_->grad_norm_sums.at(slot) += grad_norm;
-      totals_->updates.at(slot) += 1;
-    } else {
-      guard.restore(*optimizer.optimizer);
-      step_->skipped_this_step_ = true;
-      log::get("train")->warn(
-          "step {}: the update of optimizer '{}' (gradient norm {}, learning rate {}) would make "
-          "a weight or a moment non-finite; it is undone and skipped; this rank's utterances: {}",
-          state_->step + 1, optimizer.name, grad_norm, lr, fmt::join(*ids_, " "));
-    }
+  for (auto& group : optimizer.optimizer->param_groups()) group.options().set_lr(lr);
+  // The gradients are reduced, so every rank sees the same norm and takes the same decision. A
+  // non-finite norm skips the update, and so does an update that would make a weight or a moment
+  // non-finite (Note [Non-finite updates]); decided on the device, reported by Step::settle.
+  // Distributed, which parameters some rank used this step (Note [Used parameters]), in the
+  // optimizer's order.
+  std::vector<torch::Tensor> in_order;
+  for (auto& group : optimizer.optimizer->param_groups()) {
+    for (const torch::Tensor& p : group.params()) in_order.push_back(p);
   }
+  const torch::Tensor kept =
+      step_->adams_.at(slot)->step(lr, torch::isfinite(grad_norm), reducer.used_mask(in_order));
+  const torch::Tensor norm = grad_norm.to(torch::kFloat64);
+  totals_->device_grad_norm_sums.at(slot).add_(torch::where(kept, norm, torch::zeros_like(norm)));
+  totals_->device_updates.at(slot).add_(kept);
+  step_->pending_.back().outcomes.at(slot) = Step::Outcome{kept, norm, lr};
   totals_->times.optimizer += clock.seconds();
 }
 
@@ -67,7 +59,9 @@ Step::Step(Family& family, dist::Communicator& comm, const config::DistributedOp
   for (OptimizerSlot& slot : family.optimizers()) {
     reducers_.push_back(std::make_unique<dist::GradientReducer>(slot.parameters, comm, options));
   }
-  guards_.resize(reducers_.size());
+  for (OptimizerSlot& slot : family.optimizers()) {
+    adams_.push_back(std::make_unique<DeviceAdam>(*slot.optimizer));
+  }
 }
 
 Step::~Step() = default;
@@ -78,6 +72,17 @@ void Step::run(std::vector<std::unique_ptr<FamilyBatch>>& micro_batches,
   std::vector<OptimizerSlot>& slots = family_.optimizers();
   totals.grad_norm_sums.resize(slots.size(), 0.0);
   totals.updates.resize(slots.size(), 0);
+  if (totals.device_updates.size() != slots.size()) {
+    const torch::Device device = slots.front().parameters.front().device();
+    totals.device_grad_norm_sums.clear();
+    totals.device_updates.clear();
+    for (size_t i = 0; i < slots.size(); ++i) {
+      totals.device_grad_norm_sums.push_back(
+          torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(device)));
+      totals.device_updates.push_back(
+          torch::zeros({}, torch::TensorOptions().dtype(torch::kInt64).device(device)));
+    }
+  }
   state.learning_rates.resize(slots.size(), 0.0);
   std::vector<std::string> ids;
   for (const auto& batch : micro_batches) {
@@ -88,7 +93,7 @@ void Step::run(std::vector<std::unique_ptr<FamilyBatch>>& micro_batches,
     ids.insert(ids.end(), batch->ids().begin(), batch->ids().end());
   }
   stop_wish_ = stop_wish;
-  skipped_this_step_ = false;
+  pending_.push_back(Pending{state.step + 1, ids, std::vector<Outcome>(slots.size())});
   for (OptimizerSlot& slot : slots) slot.optimizer->zero_grad();
   Updates updates;
   updates.step_ = this;
@@ -97,21 +102,83 @@ void Step::run(std::vector<std::unique_ptr<FamilyBatch>>& micro_batches,
   updates.ids_ = &ids;
   family_.train_step(micro_batches, updates);
   totals.losses.next();
-  if (skipped_this_step_) {
-    ++bad_steps_in_a_row_;
-    TTS_CHECK(bad_steps_in_a_row_ < max_bad_steps_,
-              "{} steps in a row had non-finite losses or gradients (train.max_bad_steps); the "
-              "last step's utterances on rank {}: {}. Check these features (tts-train data "
-              "check), lower train.learning_rate or raise train.grad_clip_thresh",
-              bad_steps_in_a_row_, comm_.rank(), fmt::join(ids, " "));
-  } else {
-    bad_steps_in_a_row_ = 0;
-  }
   totals.times.step += step_clock.seconds();
   totals.times.steps += 1;
   ++state.step;
 }
 
-bool Step::stop_agreed() const { return stop_agreed_; }
+void Step::settle(IntervalTotals& totals) {
+  std::vector<OptimizerSlot>& slots = family_.optimizers();
+  for (auto& adam : adams_) adam->write_back();
+  for (auto& reducer : reducers_) reducer->settle();
+  // Everything else in one host read: per pending step and applied optimizer (kept, norm), then
+  // per optimizer (grad-norm sum, updates).
+  std::vector<torch::Tensor> values;
+  for (const Pending& pending : pending_) {
+    for (const Outcome& outcome : pending.outcomes) {
+      if (!outcome.kept.defined()) continue;
+      values.push_back(outcome.kept.to(torch::kFloat64).reshape({1}));
+      values.push_back(outcome.norm.reshape({1}).to(outcome.kept.device()));
+    }
+  }
+  const size_t sums_at = values.size();
+  for (size_t i = 0; i < totals.device_updates.size(); ++i) {
+    values.push_back(totals.device_grad_norm_sums[i].reshape({1}));
+    values.push_back(totals.device_updates[i].to(torch::kFloat64).reshape({1}));
+  }
+  std::vector<Pending> pending = std::move(pending_);
+  pending_.clear();
+  if (values.empty()) return;
+  const torch::Tensor read = host_read(torch::cat(values));
+  const double* v = read.data_ptr<double>();
+  for (size_t i = 0; i < totals.device_updates.size(); ++i) {
+    totals.grad_norm_sums.at(i) += v[sums_at + 2 * i];
+    totals.updates.at(i) += static_cast<int64_t>(v[sums_at + 2 * i + 1]);
+    totals.device_grad_norm_sums[i].zero_();
+    totals.device_updates[i].zero_();
+  }
+  size_t at = 0;
+  for (const Pending& step : pending) {
+    bool skipped = false;
+    for (size_t slot = 0; slot < step.outcomes.size(); ++slot) {
+      const Outcome& outcome = step.outcomes[slot];
+      if (!outcome.kept.defined()) continue;
+      const bool kept = v[at] != 0;
+      const double grad_norm = v[at + 1];
+      at += 2;
+      if (kept) continue;
+      skipped = true;
+      const std::string& name = slots.at(slot).name;
+      if (!std::isfinite(grad_norm)) {
+        log::get("train")->warn(
+            "step {}: non-finite loss or gradient norm ({}) of optimizer '{}'; its update is "
+            "skipped; this rank's utterances: {}",
+            step.step, grad_norm, name, fmt::join(step.ids, " "));
+      } else {
+        log::get("train")->warn(
+            "step {}: the update of optimizer '{}' (gradient norm {}, learning rate {}) would "
+            "make a weight or a moment non-finite; it is undone and skipped; this rank's "
+            "utterances: {}",
+            step.step, name, grad_norm, outcome.learning_rate, fmt::join(step.ids, " "));
+      }
+    }
+    if (!skipped) {
+      bad_steps_in_a_row_ = 0;
+      continue;
+    }
+    ++bad_steps_in_a_row_;
+    TTS_CHECK(bad_steps_in_a_row_ < max_bad_steps_,
+              "{} steps in a row had non-finite losses or gradients (train.max_bad_steps), the "
+              "last step {}; its utterances on rank {}: {}. Check these features (tts-train data "
+              "check), lower train.learning_rate or raise train.grad_clip_thresh",
+              bad_steps_in_a_row_, step.step, comm_.rank(), fmt::join(step.ids, " "));
+  }
+}
+
+bool Step::stop_agreed() const {
+  bool agreed = stop_wish_ && comm_.size() == 1;
+  for (const auto& reducer : reducers_) agreed = agreed || reducer->stop_agreed();
+  return agreed;
+}
 
 }  // namespace tts::train

@@ -190,6 +190,11 @@ void Run::note_validation(const ValidationOutcome& validation, Events* events) {
 }
 
 void Run::run_events(Events events) {
+  // A read point: what the steps since the last one left on the device (Note [No host reads in
+  // a step]); every rank reaches it at the same step.
+  if (events.log || events.check_replicas || events.validate || events.save) {
+    step_->settle(interval_);
+  }
   if (events.log) {
     RunProgress progress{scheduler_.max_steps(), state_.step - first_step_, run_clock_.seconds()};
     std::vector<std::string> names;

@@ -132,8 +132,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, Reducer,
                          });
 
 // A stop wish of one rank (a signal that reached only it) rides on the step's all-reduce: every
-// rank sees it after the same step, with no collective of its own; under accumulation only the
-// reducing micro-batch carries it.
+// rank sees it at the same read point (settle()), with no collective of its own; under
+// accumulation only the reducing micro-batch carries it.
 TEST(ReducerStop, OneRanksWishReachesEveryRankAtTheSameStep) {
   auto codes = run_ranks(3, [](int rank) {
     torch::set_num_threads(1);
@@ -151,10 +151,59 @@ TEST(ReducerStop, OneRanksWishReachesEveryRankAtTheSameStep) {
       reducer.begin_step(true);
       shard_loss(net, step, 1, rank).backward();
       reducer.finish_step(step == 2 && rank == 1);
+      reducer.settle();  // a read point: the agreed wish stays on the device until one
       EXPECT_EQ(reducer.stop_agreed(), step == 2) << "rank " << rank << " step " << step;
     }
   });
   for (int r = 0; r < 3; ++r) EXPECT_EQ(codes[r], 0) << "rank " << r;
+}
+
+// Which parameters a step uses is learned from the first reducing step (Note [Used
+// parameters]): later, a parameter learned as used gets a zero gradient in a step no rank used it
+// in, and used_mask() says so on the device (the optimizer leaves it alone); one learned as unused
+// that gets a gradient later is noticed at settle() and learned again.
+TEST(ReducerUsed, LearnedOnceThenMaskedOnTheDeviceAndLearnedAgainWhenItChanges) {
+  auto codes = run_ranks(2, [](int rank) {
+    torch::set_num_threads(1);
+    config::DistributedOptions options;
+    options.timeout_s = 30;
+    auto comm = make_communicator(RankInfo::from_env(), options, tts::config::Backend::kGloo);
+    torch::Tensor a = torch::ones({3}, torch::requires_grad());  // used at every step
+    torch::Tensor b = torch::ones({2}, torch::requires_grad());  // used at step 0 only
+    torch::Tensor c = torch::ones({4}, torch::requires_grad());  // by rank 1 from step 2 on
+    GradientReducer reducer({a, b, c}, *comm, options);
+    auto mask_is = [&](std::vector<double> want) {
+      return torch::equal(reducer.used_mask({a, b, c}), torch::tensor(want, torch::kFloat64));
+    };
+    for (int step = 0; step < 4; ++step) {
+      for (torch::Tensor* p : {&a, &b, &c}) p->mutable_grad() = torch::Tensor();
+      reducer.begin_step(true);
+      torch::Tensor loss = (a * static_cast<double>(rank + 1)).sum();
+      if (step == 0) loss = loss + b.sum();
+      if (step >= 2 && rank == 1) loss = loss + c.sum();
+      loss.backward();
+      reducer.finish_step();
+      ASSERT_TRUE(a.grad().defined());
+      EXPECT_TRUE(torch::allclose(a.grad(), torch::full({3}, 1.5))) << "step " << step;
+      if (step == 0) {
+        EXPECT_TRUE(mask_is({1, 1, 0}));
+        EXPECT_FALSE(c.grad().defined());
+      } else if (step == 1) {
+        ASSERT_TRUE(b.grad().defined()) << "learned as used: the reduced (zero) gradient";
+        EXPECT_EQ(b.grad().abs().sum().item<float>(), 0.0f);
+        EXPECT_TRUE(mask_is({1, 0, 0})) << "no rank used b in this step";
+      } else if (step == 2) {
+        EXPECT_FALSE(c.grad().defined()) << "learned as unused: dropped until the read point";
+        reducer.settle();
+      } else {
+        ASSERT_TRUE(c.grad().defined()) << "learned again after the read point";
+        EXPECT_TRUE(torch::allclose(c.grad(), torch::full({4}, 0.5)));
+        EXPECT_FALSE(b.grad().defined());
+        EXPECT_TRUE(mask_is({1, 0, 1}));
+      }
+    }
+  });
+  for (int r = 0; r < 2; ++r) EXPECT_EQ(codes[r], 0) << "rank " << r;
 }
 
 TEST(ReducerBuckets, FirstBucketIsSmallerAndOrderIsReverseRegistration) {

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "tts/core/error.h"
+#include "tts/core/host_read.h"
 #include "tts/train/op_counter.h"
 
 namespace {
@@ -35,6 +36,18 @@ TEST(OpCounter, CountsTopLevelOperatorsNodesAndSynchronizations) {
   tts::train::OpCounter again;
   EXPECT_EQ(again.counts().forward_ops, 0);
   EXPECT_THROW(tts::train::OpCounter second, tts::Error);
+}
+
+// A deliberate host read counts as a sync on every device, the CPU too (where .item() of a CPU
+// tensor would, but a plain copy to the host would not).
+TEST(OpCounter, CountsAHostReadAsASynchronization) {
+  torch::Tensor x = torch::randn({5});
+  tts::train::OpCounter counter;
+  const torch::Tensor read = tts::host_read(x);
+  EXPECT_TRUE(torch::equal(read, x));
+  const tts::train::OpCounts counts = counter.counts();
+  EXPECT_EQ(counts.syncs.at("tts::host_read"), 1);
+  EXPECT_EQ(counts.sync_total(), 1);
 }
 
 }  // namespace

@@ -149,6 +149,7 @@ void run_steps(tts::train::Step& step, TrainingState& state, tts::train::Interva
     auto batches = batch_of(s, 0, 1);
     step.run(batches, state, totals, false);
   }
+  step.settle(totals);  // a read point, as the trainer's log interval
 }
 
 }  // namespace
@@ -200,6 +201,46 @@ TEST(Step, ANonFiniteUpdateIsSkippedForItsOptimizerAloneAndCounted) {
     std::string message = e.what();
     EXPECT_NE(message.find("train.max_bad_steps"), std::string::npos) << message;
     EXPECT_NE(message.find("sample_"), std::string::npos) << message;
+  }
+}
+
+// A step decides on the device (Note [No host reads in a step]): skipped updates are counted,
+// warned about and held against train.max_bad_steps at the next read point, Step::settle, which
+// names the step that reached the limit.
+TEST(Step, SkippedUpdatesAreReportedAtTheReadPoint) {
+  auto comm = local();
+  ToyGanFamily family;
+  tts::train::Step step(family, *comm, {}, 3);
+  TrainingState state;
+  tts::train::IntervalTotals totals;
+  family.g_scale = NAN;
+  for (int64_t s = 0; s < 2; ++s) {
+    auto batches = batch_of(s, 0, 1);
+    EXPECT_NO_THROW(step.run(batches, state, totals, false));
+  }
+  EXPECT_EQ(totals.updates, (std::vector<int64_t>{0, 0})) << "nothing read before the read point";
+  EXPECT_NO_THROW(step.settle(totals));
+  EXPECT_EQ(totals.updates, (std::vector<int64_t>{2, 0}));
+  EXPECT_GT(totals.grad_norm_sums[0], 0);
+  EXPECT_EQ(totals.grad_norm_sums[1], 0);
+  // A good step in between resets the count; then three bad ones in a row end the run at the
+  // third, named, at the read point after it.
+  family.g_scale = 1.0;
+  auto good = batch_of(2, 0, 1);
+  step.run(good, state, totals, false);
+  family.g_scale = NAN;
+  for (int64_t s = 3; s < 7; ++s) {
+    auto batches = batch_of(s, 0, 1);
+    EXPECT_NO_THROW(step.run(batches, state, totals, false));
+  }
+  try {
+    step.settle(totals);
+    FAIL() << "three bad steps in a row went on";
+  } catch (const tts::Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("3 steps in a row"), std::string::npos) << message;
+    EXPECT_NE(message.find("the last step 6"), std::string::npos) << message;
+    EXPECT_NE(message.find("sample_20 "), std::string::npos) << message;  // step 6's first
   }
 }
 

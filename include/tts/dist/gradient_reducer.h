@@ -47,13 +47,27 @@ class GradientReducer {
   // with zeros from the others. `stop_requested` is this rank's wish to stop after this step (a
   // signal); it rides on the step's own all-reduce, so that stop_agreed() is the same on every
   // rank without a collective of its own.
+  //
+  // Reads nothing on the host but once (Note [Used parameters] in gradient_reducer.cpp): which
+  // parameters some rank used is learned from the first reducing step; afterwards the parameters
+  // learned as used always get the reduced gradient, and used_mask() says on the device which of
+  // them no rank used in this step (the optimizer leaves those alone, as it does a parameter
+  // without a gradient). The stop wishes are summed on the device until settle().
   void finish_step(bool stop_requested = false);
-  // Whether any rank asked to stop in its last finish_step() (this rank's wish alone when nothing
-  // was reduced: one rank, or a non-final micro-batch).
+  // Per parameter of `parameters` (an optimizer's, in its order), float64 on the device: 1 where
+  // some rank gave it a gradient in the last reducing step (or the reducer does not hold it), 0
+  // where none did. Undefined before the first reducing step.
+  torch::Tensor used_mask(const std::vector<torch::Tensor>& parameters);
+  // A read point (one host read): stop_agreed() becomes whether any rank asked to stop in a
+  // reducing step since the last settle(); a parameter that no rank used in the learning step but
+  // got a gradient since is logged, and the used parameters are learned again.
+  void settle();
+  // Whether any rank asked to stop: after a non-final micro-batch or on one rank, this rank's
+  // wish in the last finish_step(); after reducing steps, what the last settle() read.
   bool stop_agreed() const;
 
   // Seconds finish_step() of the last reducing step spent waiting for communication (the part of
-  // the all-reduce not hidden behind backward; on CUDA measured up to the device's completion).
+  // the all-reduce not hidden behind backward, as the host waited for it).
   double last_exposed_comm_seconds() const;
   // Number of buckets and their sizes in elements, in launch order (for logs and tests).
   std::vector<int64_t> bucket_sizes() const;

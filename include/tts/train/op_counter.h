@@ -19,8 +19,8 @@ struct OpCounts {
   std::map<std::string, int64_t> forward_by_name;
   std::map<std::string, int64_t> backward_by_name;
   // Operators that make the host wait for a device value: .item() (aten::_local_scalar_dense),
-  // data-dependent shapes (aten::nonzero, aten::masked_select, aten::unique*), at any depth, by
-  // name.
+  // data-dependent shapes (aten::nonzero, aten::masked_select, aten::unique*), and tts::host_read
+  // (tts/core/host_read.h), at any depth, by name.
   std::map<std::string, int64_t> syncs;
   // Tensors created by allocation operators (aten::empty, aten::empty_strided, ...), at any depth.
   int64_t allocations = 0;

@@ -69,9 +69,13 @@ struct LossSums {
 struct IntervalTotals {
   StepTimes times;
   LossSums losses;
-  // Per optimizer (the family's order): gradient norms summed over the steps that updated it.
+  // Per optimizer (the family's order): gradient norms summed over the steps that updated it,
+  // and those steps. Step::run adds them on the device (float64 and int64 scalars), Step::settle
+  // moves them into the host fields at a read point.
   std::vector<double> grad_norm_sums;
   std::vector<int64_t> updates;
+  std::vector<torch::Tensor> device_grad_norm_sums;
+  std::vector<torch::Tensor> device_updates;
 };
 
 // Where the run stands, for the ETA of the log line.

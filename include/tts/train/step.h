@@ -2,6 +2,14 @@
 // family's forward and losses, then for each of its optimizers backward through that optimizer's
 // gradient reducer (all-reduce overlapped with backward), the global-norm clip, a finite check
 // and the update at the learning rate of the step. Timed per phase (reporting.h: StepTimes).
+//
+// Note [No host reads in a step]: Step::run never waits for a device value. The gradient norm,
+// the finite check, whether an update was kept, the Adam step counts and the stop flag stay on
+// the device (device_adam.h); Step::settle reads them once, at a read point (a log interval, a
+// replica check, a validation, a checkpoint, the end of a run): it logs the warnings of skipped
+// updates, counts the bad steps in a row (train.max_bad_steps ends the run there, naming the step
+// and its utterances), fills IntervalTotals' grad-norm sums and update counts and writes the step
+// counts back into the optimizers' states.
 #pragma once
 
 #include <torch/types.h>
@@ -24,7 +32,7 @@ class GradientReducer;
 namespace tts::train {
 
 class Step;
-class UpdateGuard;
+class DeviceAdam;
 
 // What a family's train_step calls: its optimizers' backward passes and updates, and the meters
 // it feeds (forward time, named losses).
@@ -45,7 +53,8 @@ class Updates {
   // Finishes `slot`'s reduction (every rank then holds the mean gradient), clips its global norm
   // and, when the norm is finite, updates at the slot's learning rate for the step; a non-finite
   // norm skips this optimizer's update (every rank sees the same norm, so all skip), and so does
-  // an update that would make a weight or a moment non-finite (undone).
+  // an update that would make a weight or a moment non-finite (undone). Decided on the device;
+  // reported by Step::settle.
   void apply(size_t slot);
 
  private:
@@ -68,11 +77,21 @@ class Step {
   Step& operator=(const Step&) = delete;
 
   // Runs one optimizer step over `micro_batches`, adds its times, counts and losses to
-  // `totals`, sets state.learning_rates and advances state.step. `stop_wish`: this rank asks to
-  // stop after the step (rides on the step's all-reduce; stop_agreed()).
+  // `totals` (grad norms and update counts on the device, until settle()), sets
+  // state.learning_rates and advances state.step. `stop_wish`: this rank asks to stop after the
+  // step (rides on the step's all-reduce; stop_agreed()). Reads nothing on the host (Note [No
+  // host reads in a step]).
   void run(std::vector<std::unique_ptr<FamilyBatch>>& micro_batches,
            checkpoint::TrainingState& state, IntervalTotals& totals, bool stop_wish);
-  // Whether any rank asked to stop in the last step (this rank's wish alone on one rank).
+  // A read point: reads what the steps since the last one left on the device (one host read per
+  // optimizer and one for the flags), logs a warning for every skipped update, adds the grad-norm
+  // sums and update counts into `totals`, writes the Adam step counts into the optimizers' states
+  // (what a checkpoint saves) and updates stop_agreed(). Throws when train.max_bad_steps steps in
+  // a row skipped an update, naming the step and this rank's utterances. Collective on every rank
+  // at the same step (it does not communicate, but stop_agreed() must agree).
+  void settle(IntervalTotals& totals);
+  // Whether any rank asked to stop in a step up to the last settle() (this rank's wish alone on
+  // one rank).
   bool stop_agreed() const;
 
  private:
@@ -81,10 +100,20 @@ class Step {
   dist::Communicator& comm_;
   int max_bad_steps_;
   std::vector<std::unique_ptr<dist::GradientReducer>> reducers_;
-  std::vector<UpdateGuard> guards_;  // one per optimizer: Note [Non-finite updates]
+  std::vector<std::unique_ptr<DeviceAdam>> adams_;  // one per optimizer: Note [Device Adam]
+  // What a step left on the device, until settle() reads it.
+  struct Outcome {
+    torch::Tensor kept;  // 0-dim bool: the update was taken
+    torch::Tensor norm;  // 0-dim: the gradient norm
+    double learning_rate = 0;
+  };
+  struct Pending {
+    int64_t step = 0;
+    std::vector<std::string> ids;   // this rank's utterances
+    std::vector<Outcome> outcomes;  // per optimizer; undefined where the family did not apply it
+  };
+  std::vector<Pending> pending_;
   bool stop_wish_ = false;
-  bool stop_agreed_ = false;
-  bool skipped_this_step_ = false;
   int64_t bad_steps_in_a_row_ = 0;
 };
 

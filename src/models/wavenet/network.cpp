@@ -112,7 +112,14 @@ UpsampleNetworkImpl::UpsampleNetworkImpl(const config::WavenetOptions& options,
 torch::Tensor UpsampleNetworkImpl::forward(const torch::Tensor& mel) const {
   torch::Tensor c = F::conv1d(mel, conv_in).unsqueeze(1);  // [B, 1, n_mels, F]
   for (size_t i = 0; i < scales.size(); ++i) {
-    c = c.repeat_interleave(scales[i], 3);  // nearest-neighbour stretch along time
+    // Nearest-neighbour stretch along time: repeat_interleave(scales[i], 3) is this index_select
+    // (the same forward and backward), but builds its index from a host read of the repeats.
+    const int64_t frames = c.size(3);
+    const torch::Tensor index = torch::arange(frames, c.options().dtype(torch::kLong))
+                                    .unsqueeze(1)
+                                    .expand({frames, scales[i]})
+                                    .reshape({-1});
+    c = c.index_select(3, index);
     c = F::conv2d(
         c, stages[i]->weight(),
         F::Conv2dFuncOptions().padding(torch::ExpandingArray<2>({freq_padding, scales[i]})));
