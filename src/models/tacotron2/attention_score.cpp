@@ -217,7 +217,7 @@ class AttentionScore : public torch::autograd::Function<AttentionScore> {
                                const torch::Tensor& v_in, const torch::Tensor& mask_in) {
     torch::Tensor location = location_in.contiguous(), processed = processed_in.contiguous();
     torch::Tensor query = query_in.contiguous(), v = v_in.contiguous();
-    torch::Tensor mask = mask_in.to(torch::kBool).contiguous();
+    torch::Tensor mask = detail::as_type(mask_in, torch::kBool).contiguous();
     auto [activations, weights] =
         detail::attention_score_forward_cpu(location, processed, query, v, mask);
     ctx->save_for_backward({activations, weights, v});
@@ -245,8 +245,9 @@ torch::Tensor attention_weights(const torch::Tensor& location_in, const torch::T
   detail::NoAutocast no_autocast;
   const torch::Tensor location = detail::at_least_float(location_in);
   const at::ScalarType dtype = location.scalar_type();
-  const torch::Tensor processed = processed_in.to(dtype), query = query_in.to(dtype);
-  const torch::Tensor v = v_in.to(dtype);
+  const torch::Tensor processed = detail::as_type(processed_in, dtype);
+  const torch::Tensor query = detail::as_type(query_in, dtype);
+  const torch::Tensor v = detail::as_type(v_in, dtype);
   // The kernel reads raw memory: exactly the decoder's shapes, one device and dtype; anything
   // else (broadcast masks, other devices) goes through the composed ops.
   const bool kernel_shapes = location.dim() == 3 && processed.sizes() == location.sizes() &&

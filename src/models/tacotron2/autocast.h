@@ -31,6 +31,12 @@ inline torch::Tensor at_least_float(const torch::Tensor& t) {
   return type == at::kBFloat16 || type == at::kHalf ? t.to(at::kFloat) : t;
 }
 
+// t in `dtype`: t itself when it is already (no operator call: the decoder calls this per step,
+// where a no-op conversion still pays the dispatcher).
+inline torch::Tensor as_type(const torch::Tensor& t, at::ScalarType dtype) {
+  return !t.defined() || t.scalar_type() == dtype ? t : t.to(dtype);
+}
+
 // While it lives, ops run in the dtypes of their inputs: autocast's dispatch keys are excluded.
 class NoAutocast {
  public:

@@ -181,9 +181,8 @@ std::pair<torch::Tensor, torch::Tensor> lstm_cell_pointwise(const torch::Tensor&
   // step of the utterance (autocast.h).
   detail::NoAutocast no_autocast;
   const torch::Tensor gates = detail::at_least_float(gates_in);
-  const torch::Tensor cell = detail::at_least_float(cell_in).to(gates.scalar_type());
-  const torch::Tensor dropout_mask =
-      dropout_mask_in.defined() ? dropout_mask_in.to(gates.scalar_type()) : dropout_mask_in;
+  const torch::Tensor cell = detail::as_type(detail::at_least_float(cell_in), gates.scalar_type());
+  const torch::Tensor dropout_mask = detail::as_type(dropout_mask_in, gates.scalar_type());
   if (gates.is_cuda()) {
     // ATen's fused LSTM-cell kernel (one kernel forward, one backward, with its own autograd
     // formula) instead of this node's composed fallback of ~10 kernels each way. It adds two

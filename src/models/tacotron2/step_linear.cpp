@@ -210,9 +210,9 @@ torch::Tensor step_linear(const StepWeight& w, const torch::Tensor& base, const 
   const at::ScalarType dtype = w.weight.scalar_type();
   detail::NoAutocast no_autocast;
   std::vector<torch::Tensor> bases;
-  if (base.defined()) bases.push_back(base.to(dtype));
-  return StepLinear::apply(x.to(dtype), w.weight_t, at::TensorList(bases), Plain{w.weight},
-                           w.gradient, w.path);
+  if (base.defined()) bases.push_back(detail::as_type(base, dtype));
+  return StepLinear::apply(detail::as_type(x, dtype), w.weight_t, at::TensorList(bases),
+                           Plain{w.weight}, w.gradient, w.path);
 }
 
 }  // namespace tts::tacotron2
