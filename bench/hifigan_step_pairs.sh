@@ -19,7 +19,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 # shellcheck source=lib/step_pairs.sh
 source "$root/bench/lib/step_pairs.sh"
-peer="" python=/usr/bin/python3 tts="$root/build/tts-train" small=0 rss=0
+peer="" python=/usr/bin/python3 tts="$root/build/tts-train" small=0 rss=0 isa=""
 batch=1 frames=32 steps=3 threads=1 pairs=3 version=1
 extra_option() {
   if [ "$1" = --version ] && [ $# -ge 2 ]; then version="$2" consumed=2; fi
@@ -38,5 +38,5 @@ peer_args=(-W ignore "$root/bench/hifigan_jik876_step.py" "$peer" --config "conf
   --batch "$batch" --frames "$frames" --steps "$steps" --threads "$threads")
 
 echo "# $(date -u +%FT%TZ) V$version batch $batch frames $frames ($((frames * 256)) samples)" \
-  "threads $threads"
+  "threads $threads; $(pair_cpu)"
 run_pairs jik876

@@ -4,20 +4,22 @@
 # (bench/lib/step_pairs.sh): each side's median step and nvidia/ours.
 #
 #   bench/step_pairs.sh --peer DIR [--python PY] [--tts BIN] [--small] [--batch B] [--text T]
-#                       [--frames F] [--steps N] [--threads N] [--pairs N] [--rss]
+#                       [--frames F] [--steps N] [--threads N] [--pairs N] [--rss] [--isa avx2]
 #
 # --peer: a checkout of NVIDIA/tacotron2 outside this repository (measured: commit 185cd24;
 #   docs/benchmarks.md, "Training step", has the commands and figures).
 # --python: the Python whose torch NVIDIA's side runs on (default: Debian's /usr/bin/python3).
 # --small: embedding 128, RNNs 256, prenet 64, attention 64, postnet 128 on both sides.
 # --rss: also the peak resident memory of each side (/usr/bin/time -v).
+# --isa avx2: both sides as on an AVX2-only host (bench/lib/step_pairs.sh); the first line names
+#   the CPU, its widest vector extension and this limit.
 # Both sides use r = 1 (NVIDIA's code cannot train with r > 1), no linear head, one BLAS/OpenMP
 # thread per intra-op thread.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 # shellcheck source=lib/step_pairs.sh
 source "$root/bench/lib/step_pairs.sh"
-peer="" python=/usr/bin/python3 tts="$root/build/tts-train" small=0 rss=0
+peer="" python=/usr/bin/python3 tts="$root/build/tts-train" small=0 rss=0 isa=""
 batch=4 text=60 frames=200 steps=3 threads=1 pairs=3
 nvidia_step="${NVIDIA_STEP:-$root/bench/nvidia_step.py}"
 extra_option() {
@@ -45,5 +47,5 @@ if [ "$small" = 1 ]; then
   peer_args+=(--small)
 fi
 
-echo "# $(date -u +%FT%TZ) batch $batch text $text frames $frames threads $threads small $small"
+echo "# $(date -u +%FT%TZ) batch $batch text $text frames $frames threads $threads small $small; $(pair_cpu)"
 run_pairs nvidia

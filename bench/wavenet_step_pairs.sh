@@ -17,7 +17,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 # shellcheck source=lib/step_pairs.sh
 source "$root/bench/lib/step_pairs.sh"
-peer="" python=/usr/bin/python3 tts="$root/build/tts-train" small=0 rss=0
+peer="" python=/usr/bin/python3 tts="$root/build/tts-train" small=0 rss=0 isa=""
 batch=1 frames=8 steps=3 threads=1 pairs=3
 pair_options wavenet_step_pairs "$@"
 if [ -z "$peer" ] || [ ! -f "$peer/wavenet_vocoder/wavenet.py" ]; then
@@ -36,5 +36,5 @@ peer_args=("$root/bench/wavenet_r9y9_step.py" "$peer" "${sizes[@]}" --batch "$ba
   --frames "$frames" --steps "$steps" --threads "$threads")
 
 echo "# $(date -u +%FT%TZ) batch $batch frames $frames ($((frames * 256)) samples) threads" \
-  "$threads small $small"
+  "$threads small $small; $(pair_cpu)"
 run_pairs r9y9

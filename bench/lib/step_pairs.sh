@@ -7,7 +7,11 @@
 # pairs) and may define `extra_option OPTION [VALUE]`, which handles an option of its own and sets
 # `consumed` to the number of arguments it took (0: not its option). Then:
 #   pair_options NAME "$@"   parses the shared options (--peer --python --tts --small --rss --batch
-#                            --frames --steps --threads --pairs) and sets the thread variables
+#                            --frames --steps --threads --pairs --isa) and sets the thread and
+#                            instruction-set variables
+#                            (--isa avx2: both sides' libtorch kernels, BLAS and our kernels use no
+#                            wider vectors than AVX2 + FMA, as on an AVX2-only host: ATEN_CPU_
+#                            CAPABILITY, OPENBLAS_CORETYPE=Haswell, MKL_ENABLE_INSTRUCTIONS=AVX2)
 #   run_pairs LABEL          times "$tts" "${ours_args[@]}" and "$python" "${peer_args[@]}" PAIRS
 #                            times, one after the other, and prints one line per pair: the load,
 #                            each side's median step, LABEL/ours, and each side's parameter count
@@ -36,6 +40,7 @@ pair_options() {
       --steps) steps="$2" ;;
       --threads) threads="$2" ;;
       --pairs) pairs="$2" ;;
+      --isa) isa="$2" ;;
       *) echo "$name: unknown argument '$1' (see the header of $0)" >&2; exit 2 ;;
     esac
     shift 2
@@ -49,6 +54,20 @@ pair_options() {
   done
   [ -x "$tts" ] || { echo "$name: no $tts (--tts; scripts/build.sh --target tts-train)" >&2; exit 2; }
   export OPENBLAS_NUM_THREADS="$threads" OMP_NUM_THREADS="$threads" MKL_NUM_THREADS="$threads"
+  case "${isa:-}" in
+    '') ;;
+    avx2) export ATEN_CPU_CAPABILITY=avx2 OPENBLAS_CORETYPE=Haswell MKL_ENABLE_INSTRUCTIONS=AVX2 ;;
+    *) echo "$name: --isa takes avx2 (the CPU's widest is the default), got '$isa'" >&2; exit 2 ;;
+  esac
+}
+
+# The CPU, its widest vector extension and the limit --isa set: what the ratios ran on.
+pair_cpu() {
+  local model widest=sse
+  model="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
+  grep -qw avx2 /proc/cpuinfo && widest=avx2
+  grep -qw avx512f /proc/cpuinfo && widest=avx512f
+  echo "cpu $model, widest $widest, limited to ${isa:-none}"
 }
 
 # pair_field KEY TEXT: KEY's number in TEXT ("KEY": N or KEY N).
