@@ -135,7 +135,7 @@ int main(int argc, char** argv) {
   fmt::print("\nlength buckets (balanced plan, pool 32, batch 32 per rank)\n");
   fmt::print("{:>5} {:>2} {:>7} | {:>9} {:>9} | {:>9} {:>9}\n", "ranks", "r", "buckets", "pad",
              "pad text", "extra", "extra txt");
-  for (int world : {1, 8}) {
+  for (int world : {1, 2, 8}) {
     for (int r : {1, 3}) {
       tts::data::BalancedSampler sampler(lengths, batch_size, world, seed, 32);
       double plain = 0, plain_text = 0;
