@@ -212,7 +212,9 @@ class Tacotron2Family final : public train::Family {
   // does unless the training set changed, which the sampler's plan would not survive either).
   void use_length_buckets(data::Loader& loader) {
     if (buckets_.empty()) {
-      int64_t multiple = config_.model.n_frames_per_step;
+      // Every r the run uses: model.n_frames_per_step, or (which then replaces it) each of
+      // train.r_schedule's.
+      int64_t multiple = config_.train.r_schedule.empty() ? config_.model.n_frames_per_step : 1;
       for (const config::RScheduleRow& row : config_.train.r_schedule) {
         multiple = std::lcm(multiple, static_cast<int64_t>(row.r));
       }
