@@ -183,8 +183,8 @@ struct TrainOptions {
       "text-to-mel models: pad each training batch up to one of this many (text, frames) length "
       "buckets, made from the training set's length quantiles when the run starts and recorded "
       "in RUN/length_buckets.txt, so the run sees a handful of batch shapes (what "
-      "cuda_graphs replays); costs the extra padding, changes no loss or gradient; 0 = off "
-      "(each batch padded to its longest)");
+      "cuda_graphs replays); costs the extra padding, changes losses and gradients by float "
+      "rounding only; 0 = off (each batch padded to its longest)");
     v("cuda_graphs", cuda_graphs,
       "on CUDA, with length_buckets on and accumulate 1: capture one training "
       "iteration per bucket shape as a CUDA graph and replay it (needs a training step that "
