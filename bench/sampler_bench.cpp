@@ -1,6 +1,7 @@
 // Balance and padding of BalancedSampler against plain random sharding (DistributedSampler-style),
 // on LJSpeech's length distribution: character counts of the training transcripts turned into
 // decoder frames at about 15 characters a second and 86 frames a second (22050 Hz, hop 256).
+// Then the extra padding that length buckets (train.length_buckets) cost the balanced plan.
 //
 //   bench_sampler TRANSCRIPTS [EPOCHS]
 //   TRANSCRIPTS: LJSpeech-1.1's metadata.csv (ID|raw text|normalized text) or a file of ID|text
@@ -16,6 +17,19 @@
 #include "tts/data/sampler.h"
 
 namespace {
+
+// Characters of each transcript (the text lengths the buckets see).
+std::vector<int64_t> ljspeech_characters(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<int64_t> characters;
+  std::string line;
+  while (std::getline(in, line)) {
+    auto bar = line.rfind('|');
+    if (bar == std::string::npos) continue;
+    characters.push_back(std::max<int64_t>(1, static_cast<int64_t>(line.size() - bar - 1)));
+  }
+  return characters;
+}
 
 std::vector<int64_t> ljspeech_frames(const std::string& path) {
   std::ifstream in(path);
@@ -115,5 +129,40 @@ int main(int argc, char** argv) {
       "pad: padded frames that are padding / all padded frames; imb: sum over steps of the "
       "slowest rank's padded frames / sum of the mean rank's; worst: the worst single step; "
       "speedup: decoder frames the slowest rank runs per epoch, random / balanced\n");
+
+  // Length buckets: each rank batch of the balanced plan (pool 32) padded up to its bucket.
+  const std::vector<int64_t> characters = ljspeech_characters(path);
+  fmt::print("\nlength buckets (balanced plan, pool 32, batch 32 per rank)\n");
+  fmt::print("{:>5} {:>2} {:>7} | {:>9} {:>9} | {:>9} {:>9}\n", "ranks", "r", "buckets", "pad",
+             "pad text", "extra", "extra txt");
+  for (int world : {1, 2, 8}) {
+    for (int r : {1, 3}) {
+      tts::data::BalancedSampler sampler(lengths, batch_size, world, seed, 32);
+      double plain = 0, plain_text = 0;
+      for (int buckets : {0, 4, 8, 16, 32}) {
+        const tts::data::LengthBuckets ladder =
+            buckets == 0 ? tts::data::LengthBuckets{}
+                         : tts::data::make_length_buckets(characters, lengths, buckets, r);
+        double pad = 0, pad_text = 0;
+        for (int e = 0; e < epochs; ++e) {
+          auto stats = tts::data::measure_plan(sampler.plan(e), lengths, r, characters, ladder);
+          pad += stats.padding_fraction / epochs;
+          pad_text += stats.text_padding_fraction / epochs;
+        }
+        if (buckets == 0) {
+          plain = pad;
+          plain_text = pad_text;
+        }
+        // extra: padded frames with buckets / without, minus 1 (the compute the buckets add).
+        fmt::print("{:>5} {:>2} {:>7} | {:>8.2f}% {:>8.2f}% | {:>8.2f}% {:>8.2f}%\n", world, r,
+                   buckets == 0 ? std::string("off") : std::to_string(ladder.size()), 100 * pad,
+                   100 * pad_text, 100 * ((1 - plain) / (1 - pad) - 1),
+                   100 * ((1 - plain_text) / (1 - pad_text) - 1));
+      }
+    }
+  }
+  fmt::print(
+      "pad text: padded text positions that are padding; extra: padded frames (text positions) "
+      "with the buckets / without, minus 1\n");
   return 0;
 }

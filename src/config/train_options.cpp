@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "tts/data/length_buckets.h"
 #include "tts/models/kinds.h"
 
 namespace tts::config {
@@ -52,6 +53,21 @@ void TrainOptions::validate() const {
             fmt::format("'{}'", part),
             "each entry must be a parameter-name prefix such as encoder or decoder.attention");
   }
+  require(length_buckets >= 0, "train.length_buckets", length_buckets,
+          "must be >= 0 (buckets of batch lengths; 0 = off)");
+  require_at_most("train.length_buckets", length_buckets, data::kMaxLengthBuckets,
+                  "a handful of shapes is the point");
+  require(!cuda_graphs || length_buckets > 0, "train.cuda_graphs", cuda_graphs,
+          "a CUDA graph replays one batch shape: set train.length_buckets (e.g. 8) as well, or "
+          "train.cuda_graphs: false");
+  require(!cuda_graphs || device != Device::kCpu, "train.cuda_graphs", cuda_graphs,
+          "CUDA graphs run on a CUDA device: set train.device: cuda (or auto on a GPU machine), "
+          "or train.cuda_graphs: false");
+  require(!cuda_graphs || accumulate == 1, "train.cuda_graphs", cuda_graphs,
+          fmt::format("a captured iteration is one micro-batch, but train.accumulate is {}: set "
+                      "train.accumulate: 1 (a larger train.batch_size instead), or "
+                      "train.cuda_graphs: false",
+                      accumulate));
   for (size_t i = 0; i < r_schedule.size(); ++i) {
     const RScheduleRow& row = r_schedule[i];
     std::string where = fmt::format("row {} [{}, {}, {}]", i, row.from_step, row.r, row.batch_size);

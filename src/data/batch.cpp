@@ -20,7 +20,7 @@ Batch map_tensors(const Batch& in, F f) {
   auto apply = [&](const torch::Tensor& t) { return t.defined() ? f(t) : torch::Tensor(); };
   Batch out = in;  // the host-side fields as they are
   for (torch::Tensor* t : {&out.text, &out.text_lengths, &out.mel, &out.mel_lengths, &out.stop,
-                           &out.linear, &out.speakers}) {
+                           &out.linear, &out.speakers, &out.counts}) {
     *t = apply(*t);
   }
   return out;
@@ -36,7 +36,7 @@ Batch Batch::pin_memory() const {
   return map_tensors(*this, [](const torch::Tensor& t) { return t.pin_memory(); });
 }
 
-Batch collate(std::vector<Example> examples, int n_frames_per_step) {
+Batch collate(std::vector<Example> examples, int n_frames_per_step, PadTo pad_to) {
   TTS_CHECK(!examples.empty(), "collate: no utterances to batch");
   TTS_CHECK(n_frames_per_step >= 1, "collate: n_frames_per_step must be >= 1, found {}",
             n_frames_per_step);
@@ -69,7 +69,12 @@ Batch collate(std::vector<Example> examples, int n_frames_per_step) {
     max_frames = std::max<int64_t>(max_frames, e.mel.size(0));
   }
   const int64_t r = n_frames_per_step;
-  const int64_t t_mel = padded_frames(max_frames, r);
+  TTS_CHECK(pad_to.text >= 0 && pad_to.frames >= 0 && pad_to.frames % r == 0,
+            "collate: padding to {} symbols and {} frames, which must be >= 0 and a multiple of "
+            "r = {}",
+            pad_to.text, pad_to.frames, r);
+  max_text = std::max(max_text, pad_to.text);
+  const int64_t t_mel = std::max(padded_frames(max_frames, r), pad_to.frames);
 
   Batch out;
   out.text = torch::zeros({batch, max_text}, torch::kInt64);

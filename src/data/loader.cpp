@@ -47,6 +47,7 @@ struct Loader::Impl {
   int num_workers = 0;
   int prefetch = 1;
   std::unique_ptr<BalancedSampler> sampler;
+  LengthBuckets buckets;  // empty: each batch padded to its longest
 
   // The current epoch.
   std::mutex mutex;
@@ -130,7 +131,21 @@ struct Loader::Impl {
               "every utterance of a batch has bad feature files (the first: {}); run `tts-train "
               "data check` to list every problem and re-run tts-train preprocess",
               utterances[indices.front()].id);
-    Batch batch = collate(std::move(examples), r);
+    PadTo pad_to;
+    if (!buckets.empty()) {
+      int64_t longest_text = 0;
+      int64_t longest_frames = 0;
+      for (const Example& e : examples) {
+        longest_text = std::max<int64_t>(longest_text, static_cast<int64_t>(e.text.size()));
+        longest_frames = std::max<int64_t>(longest_frames, e.mel.size(0));
+      }
+      const std::optional<int> bucket = buckets.bucket_of(longest_text, longest_frames);
+      TTS_CHECK(bucket.has_value(),
+                "a batch of {} symbols and {} frames is longer than every length bucket ({})",
+                longest_text, longest_frames, buckets.describe());
+      pad_to = {buckets.text[*bucket], buckets.frames[*bucket]};
+    }
+    Batch batch = collate(std::move(examples), r, pad_to);
     batch.global_real_frames = global_frames[position];
     batch.global_attention_pairs = global_pairs[position];
     return pin ? batch.pin_memory() : batch;
@@ -320,6 +335,38 @@ int64_t Loader::skipped_utterances() const {
 
 BalancedSampler::Report Loader::report(int64_t epoch) const {
   return impl_->sampler->report(epoch, impl_->r);
+}
+
+void Loader::set_length_buckets(LengthBuckets buckets) {
+  Impl& s = *impl_;
+  if (!buckets.empty()) {
+    TTS_CHECK(buckets.frame_multiple % s.r == 0,
+              "length buckets with frame boundaries in multiples of {} for a loader of r = {}",
+              buckets.frame_multiple, s.r);
+    for (size_t i = 0; i < s.utterances.size(); ++i) {
+      TTS_CHECK(
+          buckets.bucket_of(static_cast<int64_t>(s.token_ids[i].size()), s.utterances[i].n_frames)
+              .has_value(),
+          "utterance {} ({} symbols, {} frames) is longer than every length bucket ({})",
+          s.utterances[i].id, s.token_ids[i].size(), s.utterances[i].n_frames, buckets.describe());
+    }
+  }
+  s.stop();
+  s.buckets = std::move(buckets);
+}
+
+const LengthBuckets& Loader::length_buckets() const { return impl_->buckets; }
+
+BatchStats Loader::padding_report(int64_t epoch, const LengthBuckets& buckets) const {
+  return measure_plan(impl_->sampler->plan(epoch), lengths_of(impl_->utterances), impl_->r,
+                      text_lengths(), buckets);
+}
+
+std::vector<int64_t> Loader::text_lengths() const {
+  std::vector<int64_t> lengths;
+  lengths.reserve(impl_->token_ids.size());
+  for (const auto& ids : impl_->token_ids) lengths.push_back(static_cast<int64_t>(ids.size()));
+  return lengths;
 }
 
 const std::vector<Utterance>& Loader::utterances() const { return impl_->utterances; }

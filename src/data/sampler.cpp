@@ -42,19 +42,31 @@ enum Stream : uint64_t { kUtterances = 1, kBatchOrder = 2, kRandomSharding = 3 }
 
 }  // namespace
 
-BatchStats measure_plan(const EpochPlan& plan, const std::vector<int64_t>& lengths, int r) {
+namespace {
+
+// measure_plan with `pad(batch, longest frames, longest text)` -> the batch's padded (frames,
+// text length).
+template <class Pad>
+BatchStats measure_padded(const EpochPlan& plan, const std::vector<int64_t>& lengths,
+                          const std::vector<int64_t>* text_lengths, Pad pad) {
   BatchStats stats;
   double padded_total = 0, real_total = 0, slowest_total = 0, mean_total = 0;
+  double text_padded = 0, text_real = 0;
   for (const auto& step : plan) {
     double slowest = 0, sum = 0;
     for (const auto& batch : step) {
-      int64_t longest = 0, real = 0;
+      int64_t longest = 0, real = 0, longest_text = 0;
       for (int64_t index : batch) {
         longest = std::max(longest, lengths[index]);
         real += lengths[index];
+        if (text_lengths) {
+          longest_text = std::max(longest_text, (*text_lengths)[index]);
+          text_real += static_cast<double>((*text_lengths)[index]);
+        }
       }
-      double padded =
-          static_cast<double>(batch.size()) * static_cast<double>(padded_frames(longest, r));
+      const auto [frames, text] = pad(longest, longest_text);
+      double padded = static_cast<double>(batch.size()) * static_cast<double>(frames);
+      text_padded += static_cast<double>(batch.size()) * static_cast<double>(text);
       padded_total += padded;
       real_total += static_cast<double>(real);
       slowest = std::max(slowest, padded);
@@ -67,7 +79,32 @@ BatchStats measure_plan(const EpochPlan& plan, const std::vector<int64_t>& lengt
   }
   stats.padding_fraction = padded_total > 0 ? (padded_total - real_total) / padded_total : 0;
   stats.rank_imbalance = mean_total > 0 ? slowest_total / mean_total : 1;
+  stats.text_padding_fraction = text_padded > 0 ? (text_padded - text_real) / text_padded : 0;
   return stats;
+}
+
+}  // namespace
+
+BatchStats measure_plan(const EpochPlan& plan, const std::vector<int64_t>& lengths, int r) {
+  return measure_padded(plan, lengths, nullptr, [r](int64_t longest, int64_t longest_text) {
+    return std::pair<int64_t, int64_t>(padded_frames(longest, r), longest_text);
+  });
+}
+
+BatchStats measure_plan(const EpochPlan& plan, const std::vector<int64_t>& lengths, int r,
+                        const std::vector<int64_t>& text_lengths, const LengthBuckets& buckets) {
+  TTS_CHECK(text_lengths.size() == lengths.size(),
+            "measure_plan: {} text lengths for {} utterances", text_lengths.size(), lengths.size());
+  return measure_padded(plan, lengths, &text_lengths, [&](int64_t longest, int64_t longest_text) {
+    const int64_t frames = padded_frames(longest, r);
+    if (buckets.empty()) return std::pair<int64_t, int64_t>(frames, longest_text);
+    const std::optional<int> bucket = buckets.bucket_of(longest_text, frames);
+    TTS_CHECK(bucket.has_value(),
+              "measure_plan: a batch of {} symbols and {} frames is longer than every "
+              "length bucket ({})",
+              longest_text, frames, buckets.describe());
+    return std::pair<int64_t, int64_t>(buckets.frames[*bucket], buckets.text[*bucket]);
+  });
 }
 
 BalancedSampler::BalancedSampler(std::vector<int64_t> lengths, int batch_size, int world_size,

@@ -13,6 +13,7 @@
 #include "tts/dist/communicator.h"
 #include "tts/dist/replicas.h"
 #include "tts/report/metric_names.h"
+#include "tts/train/cuda_graph_step.h"
 #include "tts/train/freeze.h"
 #include "tts/train/metrics.h"
 #include "tts/train/precision.h"
@@ -60,6 +61,7 @@ class Run {
   torch::Device device_;
   std::unique_ptr<Family> family_;
   std::unique_ptr<Step> step_;
+  std::unique_ptr<GraphedStep> graphed_step_;  // train.cuda_graphs: step_ replayed from graphs
   std::unique_ptr<MetricSink> metrics_;
   checkpoint::TrainingState state_;
   Scheduler scheduler_;
@@ -112,6 +114,9 @@ Run::Run(const config::Config& config, const TrainArgs& args, dist::Communicator
         static_cast<uint64_t>(config.train.seed + 7919 * comm_.rank() + state_.step));
   }
   step_ = std::make_unique<Step>(*family_, comm_, config.distributed, config.train.max_bad_steps);
+  if (config.train.cuda_graphs) {
+    graphed_step_ = make_graphed_step(*step_, *family_, config.train, device_);
+  }
   family_->set_phase(state_.phase);
 
   if (is_root()) {
@@ -274,7 +279,11 @@ void Run::train_epoch() {
         next_micro_batches(source, &epoch_ended);
     if (micro_batches.empty()) break;
     interval_.times.data += source.wait_seconds() - wait_before;
-    step_->run(micro_batches, state_, interval_, stop_requested());
+    if (graphed_step_) {
+      graphed_step_->run(micro_batches, state_, interval_, stop_requested());
+    } else {
+      step_->run(micro_batches, state_, interval_, stop_requested());
+    }
     run_events(scheduler_.after_step(state_.step));
     if (stopped_early_) return;
     if (agreed_stop()) {

@@ -228,3 +228,23 @@ TEST_F(TrainDistributed, ASignalToOneWorkerStopsBothAfterTheSameStep) {
   EXPECT_NE(output.find("stopped on request at step " + step), std::string::npos) << output;
   EXPECT_NE(output.find("all 2 workers finished"), std::string::npos) << output;
 }
+
+// train.length_buckets pads each rank's batch up to its bucket (a different padding on 1 and on 2
+// ranks: the buckets hold every rank batch of the step, not the global one): both promises hold
+// with buckets on, and padding to a bucket trains as padding to the batch's longest.
+TEST_F(TrainDistributed, WithLengthBucketsTwoRanksGiveTheParametersOfOneRank) {
+  const std::string buckets = " --set train.length_buckets=3";
+  std::string one =
+      train("buckets_one", "--max-steps 4 --set train.batch_size=6" + buckets + kAtDefaults);
+  EXPECT_NE(one.find("length buckets: 3 bucket(s) (text, frames):"), std::string::npos) << one;
+  EXPECT_NE(one.find("% of mel frames ("), std::string::npos) << one;
+  EXPECT_TRUE(fs::exists(root_ + "/buckets_one/length_buckets.txt"));
+  train("buckets_two",
+        "--max-steps 4 --nproc-per-node 2 --set train.batch_size=3" + buckets + kAtDefaults);
+  // The W x B promise's own tolerance (above): float rounding of the ranks' sums.
+  expect_same_parameters("buckets_one", "buckets_two", 5e-6);
+  // Padding to the buckets changes rounding only (tests/models/tacotron2/test_length_buckets.cpp):
+  // the run without buckets ends within the same tolerance.
+  train("no_buckets_one", "--max-steps 4 --set train.batch_size=6" + kAtDefaults);
+  expect_same_parameters("buckets_one", "no_buckets_one", 5e-6);
+}

@@ -131,3 +131,36 @@ TEST_F(TrainRestartsTorchrun, C10dRendezvousRestartsAKilledWorker) {
 }
 
 }  // namespace
+
+namespace {
+
+class TrainRestartsWithBuckets : public tts::test::TrainFixture {};
+
+}  // namespace
+
+// train.length_buckets: the ladder is recorded in the run folder when the run starts; a resumed
+// run pads to the same buckets and ends bit for bit as the uninterrupted one; a recorded ladder
+// that the store does not give is refused, naming the file and the fix.
+TEST_F(TrainRestartsWithBuckets, AResumedRunEndsBitForBitAsAnUninterruptedOne) {
+  const std::string options =
+      " --set train.batch_size=3 --set train.length_buckets=4" + kAtDefaults;
+  train("whole", "--max-steps 4" + options);
+  train("halves", "--max-steps 2" + options);
+  const std::string recorded = tts::read_file(root_ + "/halves/length_buckets.txt");
+  EXPECT_EQ(recorded.rfind("frame_multiple ", 0), 0u) << recorded;
+  const std::string resumed = train("halves", "--max-steps 4 --resume" + options);
+  EXPECT_NE(resumed.find("resumed from"), std::string::npos) << resumed;
+  EXPECT_EQ(tts::read_file(root_ + "/halves/length_buckets.txt"), recorded);
+  expect_same_parameters("whole", "halves", 0);
+
+  // Another ladder in the folder (as if the store had changed): the resume is refused.
+  tts::write_file_atomic(root_ + "/halves/length_buckets.txt", "frame_multiple 1\n1 2\n");
+  tts::test::CliResult refused =
+      tts::test::run_cli("train --config " + kTiny + " --data " + feats_ + " --out " + root_ +
+                             "/halves --max-steps 6 --resume" + options,
+                         true);
+  EXPECT_NE(refused.exit_code, 0) << refused.output;
+  EXPECT_NE(refused.output.find("length_buckets.txt"), std::string::npos) << refused.output;
+  EXPECT_NE(refused.output.find("resume with the store the run started with"), std::string::npos)
+      << refused.output;
+}

@@ -352,3 +352,32 @@ TEST(Config, AChoicePrintsAsItsName) {
   EXPECT_EQ(tts::config::parse_choice<tts::config::Device>("gpu"), std::nullopt);
   EXPECT_THROW(tts::config::require_choice<tts::config::Backend>("mpi", "--backend"), UsageError);
 }
+
+// train.length_buckets and train.cuda_graphs: a graph replays one batch shape, on a CUDA device,
+// one micro-batch a step; each refusal names the key, what it needs and the fix.
+TEST(Config, CudaGraphsNeedLengthBucketsACudaDeviceAndOneMicroBatch) {
+  Config plain = parse_config("", "x.yaml");
+  EXPECT_EQ(plain.train.length_buckets, 0);
+  EXPECT_FALSE(plain.train.cuda_graphs);
+  EXPECT_EQ(parse_config("", "x.yaml", {"train.length_buckets=8"}).train.length_buckets, 8);
+  EXPECT_NO_THROW(parse_config("", "x.yaml", {"train.length_buckets=8", "train.cuda_graphs=true"}));
+  struct Case {
+    std::vector<std::string> overrides;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {{"train.length_buckets=-1"}, "train.length_buckets = -1: must be >= 0"},
+      {{"train.length_buckets=65"}, "train.length_buckets = 65: must be at most 64"},
+      {{"train.cuda_graphs=true"},
+       "train.cuda_graphs = true: a CUDA graph replays one batch shape: set "
+       "train.length_buckets (e.g. 8) as well, or train.cuda_graphs: false"},
+      {{"train.cuda_graphs=true", "train.length_buckets=4", "train.device=cpu"},
+       "train.cuda_graphs = true: CUDA graphs run on a CUDA device: set train.device: cuda"},
+      {{"train.cuda_graphs=true", "train.length_buckets=4", "train.accumulate=2"},
+       "but train.accumulate is 2: set train.accumulate: 1"},
+  };
+  for (const Case& c : cases) {
+    std::string message = usage_error([&] { parse_config("", "x.yaml", c.overrides); });
+    EXPECT_NE(message.find(c.expected), std::string::npos) << message;
+  }
+}

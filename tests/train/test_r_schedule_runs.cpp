@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "../cli/train_fixture.h"
+#include "tts/core/fs.h"
 
 namespace fs = std::filesystem;
 using tts::test::CliResult;
@@ -69,4 +70,19 @@ TEST_F(RScheduleRun, AResumeAcrossASwitchEndsLikeAnUninterruptedRun) {
       train("schedule_resumed", "--max-steps 6 --resume" + kAtDefaults + kSchedule);
   EXPECT_NE(output.find("switches r 2 -> 1"), std::string::npos) << output;
   expect_same_parameters("schedule_straight", "schedule_resumed", 1e-6);
+}
+
+// train.length_buckets under a schedule: one ladder for the whole run, its frame boundaries
+// multiples of every r of the schedule (6 for r 3, 2 and 1), which every phase pads to; a resume
+// across a switch still ends like the uninterrupted run.
+TEST_F(RScheduleRun, LengthBucketsServeEveryPhaseAndAResumeAcrossASwitch) {
+  const std::string buckets = " --set train.length_buckets=3";
+  std::string output =
+      train("buckets_straight", "--max-steps 6" + kAtDefaults + kSchedule + buckets);
+  EXPECT_NE(output.find("switches r 2 -> 1"), std::string::npos) << output;
+  const std::string recorded = tts::read_file(root_ + "/buckets_straight/length_buckets.txt");
+  EXPECT_EQ(recorded.rfind("frame_multiple 6\n", 0), 0u) << recorded;
+  train("buckets_resumed", "--max-steps 3" + kAtDefaults + kSchedule + buckets);
+  train("buckets_resumed", "--max-steps 6 --resume" + kAtDefaults + kSchedule + buckets);
+  expect_same_parameters("buckets_straight", "buckets_resumed", 1e-6);
 }

@@ -102,6 +102,8 @@ struct TrainOptions {
   std::vector<std::string> freeze;
   bool validate_at_start = false;
   int early_stopping = 0;
+  int length_buckets = 0;
+  bool cuda_graphs = false;
 
   // The largest r of r_schedule; 0 without a schedule (the model is built for
   // model.n_frames_per_step alone).
@@ -185,6 +187,16 @@ struct TrainOptions {
       "stop after this many validations in a row whose loss is not below the best so far; every "
       "validation that sets a new best also saves a checkpoint, which rotation never removes; "
       "0 = off");
+    v("length_buckets", length_buckets,
+      "text-to-mel models: pad each training batch up to one of this many (text, frames) length "
+      "buckets, made from the training set's length quantiles when the run starts and recorded "
+      "in RUN/length_buckets.txt, so the run sees a handful of batch shapes (what "
+      "cuda_graphs replays); costs the extra padding, changes losses and gradients by float "
+      "rounding only; 0 = off (each batch padded to its longest)");
+    v("cuda_graphs", cuda_graphs,
+      "on CUDA, with length_buckets on and accumulate 1: capture one training "
+      "iteration per bucket shape as a CUDA graph and replay it (needs a training step that "
+      "never synchronizes with the host; docs/training.md); false = eager, the default");
   }
   void validate() const;
 };

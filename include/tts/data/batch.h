@@ -34,6 +34,10 @@ struct Batch {
   // global batch], models/tacotron2/forward.h). 0 outside a plan.
   int64_t global_real_frames = 0;
   int64_t global_attention_pairs = 0;
+  // Static buffers only (static_batch.h): [4] int64 on the batch's device, real_frame_count,
+  // attention_pair_count, global_real_frames, global_attention_pairs; what a replayed CUDA graph
+  // must read instead of the host values above, which its capture froze. Else undefined.
+  torch::Tensor counts;
 
   int64_t size() const { return static_cast<int64_t>(ids.size()); }
   int64_t padded_frames() const;  // B * T_mel
@@ -53,10 +57,18 @@ struct Example {
   int64_t speaker = -1;       // its row of the model's speaker table; -1 for a one-speaker model
 };
 
+// The least padded lengths of a batch (a length bucket's boundaries, length_buckets.h): 0 pads to
+// the batch's longest alone.
+struct PadTo {
+  int64_t text = 0;    // symbols
+  int64_t frames = 0;  // mel frames, a multiple of the batch's r
+};
+
 // Pads and stacks `examples` (not empty; all with or all without linear, all with or all without
 // a speaker row) into a Batch whose mel
 // length is a multiple of `n_frames_per_step`. Throws tts::Error on inconsistent shapes, naming
-// the utterance.
-Batch collate(std::vector<Example> examples, int n_frames_per_step);
+// the utterance. `pad_to`: text and mel are padded to at least these lengths (the padding is
+// the pad id, zero frames and stop targets of 1, as after a shorter utterance).
+Batch collate(std::vector<Example> examples, int n_frames_per_step, PadTo pad_to = {});
 
 }  // namespace tts::data

@@ -58,6 +58,16 @@ class Loader {
   int64_t skipped_utterances() const;
   // Padding fraction and rank imbalance of `epoch` (all ranks' batches).
   BalancedSampler::Report report(int64_t epoch) const;
+  // Pads every batch up to its bucket of `buckets` (train.length_buckets; empty: each batch to
+  // its longest), from the next start_epoch on. Throws tts::Error when a frame boundary is not a
+  // multiple of the loader's r or an utterance is longer than the last bucket.
+  void set_length_buckets(LengthBuckets buckets);
+  const LengthBuckets& length_buckets() const;
+  // The padding of `epoch`'s batches (all ranks') padded up to `buckets` (empty: each batch to
+  // its longest), frames and text.
+  BatchStats padding_report(int64_t epoch, const LengthBuckets& buckets) const;
+  // Symbols of each utterance's text (index = utterance index).
+  std::vector<int64_t> text_lengths() const;
   const std::vector<Utterance>& utterances() const;
   const BalancedSampler& sampler() const;
 

@@ -20,6 +20,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "tts/data/length_buckets.h"
+
 namespace tts::data {
 
 // Global batches of one epoch: steps[s][rank] = utterance indices of that rank's batch at step s.
@@ -35,8 +37,16 @@ struct BatchStats {
   double rank_imbalance = 0;
   // The same ratio at the worst single step.
   double worst_step_imbalance = 0;
+  // Padded text positions that are padding ÷ all padded text positions (measured with text
+  // lengths only; else 0).
+  double text_padding_fraction = 0;
 };
 BatchStats measure_plan(const EpochPlan& plan, const std::vector<int64_t>& lengths, int r);
+// The same with each rank batch padded up to its length bucket (train.length_buckets), for
+// utterances of `text_lengths` symbols: the padding the buckets cost over the batches' own.
+// Throws tts::Error when a batch fits no bucket.
+BatchStats measure_plan(const EpochPlan& plan, const std::vector<int64_t>& lengths, int r,
+                        const std::vector<int64_t>& text_lengths, const LengthBuckets& buckets);
 
 class BalancedSampler {
  public:

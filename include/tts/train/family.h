@@ -74,6 +74,12 @@ class FamilyBatch {
   virtual ~FamilyBatch() = default;
   virtual const std::vector<std::string>& ids() const = 0;
   virtual BatchCounts counts() const = 0;
+  // train.cuda_graphs (train/static_batches.h): the batch's static shape as a key (empty: the
+  // family's batches cannot be replayed), buffers of that shape on the batch's device that stay
+  // where they are (nullptr when not replayable), and copying this batch into such buffers.
+  virtual std::string static_shape() const { return {}; }
+  virtual std::unique_ptr<FamilyBatch> allocate_static() const { return nullptr; }
+  virtual void copy_into(FamilyBatch& buffers) const { (void)buffers; }
 };
 
 // One rank's training batches, deterministic for (seed, epoch, phase, world size).
@@ -131,6 +137,12 @@ class Family {
   // weights it now holds (`speakers`, Checkpoint::speakers); throws tts::Error when the data's
   // speakers are not all in it.
   virtual void resume_speakers(const std::vector<std::string>& speakers) { (void)speakers; }
+  // Why a captured CUDA graph of this family's training step would not repeat the step (Note
+  // [Replaying a training step], train/cuda_graph_step.h); empty when it would. train.
+  // cuda_graphs is refused with this reason.
+  virtual std::string replay_blocker() const {
+    return "this model family has not stated that a replay of its training step repeats it";
+  }
   // "28.19M parameters; 120 train and 4 validation utterances", for the run's first log line.
   virtual std::string describe() = 0;
 };

@@ -2,13 +2,17 @@
 
 #include <torch/torch.h>
 
+#include <filesystem>
+#include <numeric>
 #include <optional>
 
 #include "tts/checkpoint/checkpoint.h"
 #include "tts/core/frames.h"
+#include "tts/core/fs.h"
 #include "tts/core/logging.h"
 #include "tts/core/timer.h"
 #include "tts/data/feature_store.h"
+#include "tts/data/length_buckets.h"
 #include "tts/data/loader.h"
 #include "tts/dist/communicator.h"
 #include "tts/models/speaker_table.h"
@@ -38,6 +42,7 @@ class LoaderSource final : public train::BatchSource {
   }
   int64_t batches_per_epoch() const override { return loader_->batches_per_epoch(); }
   double wait_seconds() const override { return loader_->wait_seconds(); }
+  data::Loader& loader() { return *loader_; }
 
  private:
   std::unique_ptr<data::Loader> loader_;
@@ -85,6 +90,7 @@ class Tacotron2Family final : public train::Family {
         device_(context.placement.device),
         pin_memory_(context.placement.pin_memory),
         comm_(context.comm),
+        run_dir_(context.run_dir),
         text_(context.config.text),
         store_(std::move(store)) {
     model_ = tacotron2::build_model(config_, n_symbols, context.initial_phase.r);
@@ -121,6 +127,7 @@ class Tacotron2Family final : public train::Family {
         std::make_unique<data::Loader>(*store_, store_->train(), config_, phase, tokenizer,
                                        comm_.rank(), comm_.size(), pin_memory_, speakers_),
         device_);
+    if (config_.train.length_buckets > 0) use_length_buckets(train_->loader());
     // Without a validation set (data.val_size: 0) the run trains without validating.
     if (store_->val().empty()) return;
     // A validation set smaller than the world is validated whole on every rank.
@@ -180,6 +187,12 @@ class Tacotron2Family final : public train::Family {
         models::resumed_speaker_table(table, speakers_, config_.model.speakers, "model.speakers");
   }
 
+  std::string replay_blocker() const override {
+    return "its losses are weighted by host-side frame counts (not Batch::counts), its dropout "
+           "masks are keyed on the host, and its update reads the learning rate and the clip "
+           "and finite-check decisions on the host";
+  }
+
   std::string describe() override {
     std::string text = fmt::format("Tacotron-2, {} parameters", train::count_parameters(*model_));
     if (store_) {
@@ -193,6 +206,57 @@ class Tacotron2Family final : public train::Family {
   }
 
  private:
+  // train.length_buckets: the ladder is made once, from the training set, when the run starts;
+  // every phase pads to it (its frame boundaries are multiples of every r). Rank 0 records it in
+  // RUN/length_buckets.txt; a resumed run checks that its store gives the recorded ladder (it
+  // does unless the training set changed, which the sampler's plan would not survive either).
+  void use_length_buckets(data::Loader& loader) {
+    if (buckets_.empty()) {
+      // Every r the run uses: model.n_frames_per_step, or (which then replaces it) each of
+      // train.r_schedule's.
+      int64_t multiple = config_.train.r_schedule.empty() ? config_.model.n_frames_per_step : 1;
+      for (const config::RScheduleRow& row : config_.train.r_schedule) {
+        multiple = std::lcm(multiple, static_cast<int64_t>(row.r));
+      }
+      std::vector<int64_t> frames;
+      for (const data::Utterance& u : loader.utterances()) frames.push_back(u.n_frames);
+      buckets_ = data::make_length_buckets(loader.text_lengths(), frames,
+                                           config_.train.length_buckets, multiple);
+      record_length_buckets();
+    }
+    loader.set_length_buckets(buckets_);
+    if (comm_.rank() != 0 || run_dir_.empty()) return;
+    const data::BatchStats plain = loader.padding_report(0, {});
+    const data::BatchStats bucketed = loader.padding_report(0, buckets_);
+    log::get("train")->info(
+        "length buckets: {}; padding is {:.1f}% of mel frames ({:.1f}% without buckets) and "
+        "{:.1f}% of text positions ({:.1f}%) in epoch 0",
+        buckets_.describe(), 100 * bucketed.padding_fraction, 100 * plain.padding_fraction,
+        100 * bucketed.text_padding_fraction, 100 * plain.text_padding_fraction);
+  }
+
+  void record_length_buckets() {
+    if (comm_.rank() != 0 || run_dir_.empty()) return;
+    const std::string path = run_dir_ + "/length_buckets.txt";
+    if (std::filesystem::exists(path)) {
+      const FileDescriptor fd = open_regular_file_for_read(path);
+      const int64_t size = file_size(fd, path);
+      TTS_CHECK(size <= 64 * 1024,
+                "{}: {} bytes, more than a length-bucket ladder's 64 KiB; delete it to record the "
+                "ladder the store gives again",
+                path, size);
+      const data::LengthBuckets recorded =
+          data::LengthBuckets::parse(read_at(fd, path, 0, size), path);
+      TTS_CHECK(recorded == buckets_,
+                "train.length_buckets: the run recorded {} in {}, but the store now gives {}: "
+                "its training set changed; resume with the store the run started with, or "
+                "start a new run",
+                recorded.describe(), path, buckets_.describe());
+      return;
+    }
+    write_file_atomic(path, buckets_.format());
+  }
+
   void set_train_mode() {
     model_->train();
     if (!config_.train.freeze_batch_norm) return;
@@ -205,6 +269,8 @@ class Tacotron2Family final : public train::Family {
   torch::Device device_;
   bool pin_memory_;
   dist::Communicator& comm_;
+  std::string run_dir_;
+  data::LengthBuckets buckets_;  // train.length_buckets, once made
   text::TextProcessor text_;
   std::optional<data::FeatureStore> store_;
   // The model's speaker table: names in row order (none for a one-speaker model).

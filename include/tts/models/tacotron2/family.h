@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "tts/data/batch.h"
+#include "tts/data/static_batch.h"
 #include "tts/models/registry.h"
 #include "tts/train/family.h"
 
@@ -21,6 +22,13 @@ class TacotronBatch final : public train::FamilyBatch {
   const std::vector<std::string>& ids() const override { return batch.ids; }
   train::BatchCounts counts() const override {
     return {batch.size(), batch.real_frames(), batch.padded_frames()};
+  }
+  std::string static_shape() const override { return data::shape_of(batch).describe(); }
+  std::unique_ptr<train::FamilyBatch> allocate_static() const override {
+    return std::make_unique<TacotronBatch>(data::allocate_like(batch, batch.mel.device()));
+  }
+  void copy_into(train::FamilyBatch& buffers) const override {
+    data::copy_batch_into(static_cast<TacotronBatch&>(buffers).batch, batch, true);
   }
   data::Batch batch;
 };

@@ -1,0 +1,73 @@
+// The static buffers a graphed step replays from (train/static_batches.h): one set per batch
+// shape, made on the shape's first batch, reused after; a shape past the limit is refused.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "tts/core/error.h"
+#include "tts/data/batch.h"
+#include "tts/models/tacotron2/family.h"
+#include "tts/train/static_batches.h"
+
+namespace {
+
+std::unique_ptr<tts::train::FamilyBatch> batch(int64_t frames, int64_t pad_frames) {
+  std::vector<tts::data::Example> examples(2);
+  for (int i = 0; i < 2; ++i) {
+    examples[i].id = "u" + std::to_string(i);
+    examples[i].text = {1, 2, 3};
+    examples[i].mel = torch::full({frames - i, 4}, static_cast<float>(frames));
+  }
+  tts::data::Batch collated = tts::data::collate(std::move(examples), 1, {4, pad_frames});
+  return std::make_unique<tts::tacotron2::TacotronBatch>(std::move(collated));
+}
+
+// A batch of a family that cannot replay.
+class PlainBatch final : public tts::train::FamilyBatch {
+ public:
+  const std::vector<std::string>& ids() const override { return ids_; }
+  tts::train::BatchCounts counts() const override { return {}; }
+
+ private:
+  std::vector<std::string> ids_;
+};
+
+}  // namespace
+
+TEST(StaticBatches, OneSetPerShapeKeptAcrossItsBatches) {
+  tts::train::StaticBatches buffers(2);
+  auto& first = buffers.load(*batch(10, 12));
+  const auto* first_buffers = first.buffers.get();
+  const void* mel =
+      static_cast<tts::tacotron2::TacotronBatch&>(*first.buffers).batch.mel.data_ptr();
+  auto& again = buffers.load(*batch(11, 12));  // another batch of the same bucket
+  EXPECT_EQ(&again, &first);
+  EXPECT_EQ(again.buffers.get(), first_buffers);
+  EXPECT_EQ(again.loads, 2);
+  const tts::data::Batch& held = static_cast<tts::tacotron2::TacotronBatch&>(*again.buffers).batch;
+  EXPECT_EQ(held.mel.data_ptr(), mel);
+  EXPECT_EQ(held.mel[0][0][0].item<float>(), 11.0f);  // the second batch's values
+  EXPECT_EQ(held.mel_length_values, (std::vector<int64_t>{11, 10}));
+  EXPECT_EQ(buffers.size(), 1);
+
+  auto& other = buffers.load(*batch(10, 20));  // the next bucket
+  EXPECT_NE(&other, &first);
+  EXPECT_EQ(other.loads, 1);
+  EXPECT_EQ(buffers.size(), 2);
+  try {
+    buffers.load(*batch(10, 30));
+    FAIL() << "a third shape past the limit of 2 was taken";
+  } catch (const tts::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("train.length_buckets"), std::string::npos) << e.what();
+  }
+}
+
+TEST(StaticBatches, AFamilyWithoutStaticShapesIsRefused) {
+  tts::train::StaticBatches buffers(4);
+  try {
+    buffers.load(PlainBatch());
+    FAIL() << "a batch without a static shape was taken";
+  } catch (const tts::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("train.cuda_graphs: false"), std::string::npos)
+        << e.what();
+  }
+}
