@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <memory>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -23,7 +24,10 @@ using StateKey = StateMap::key_type;
 template <class Key>
 Key key_of(const torch::Tensor& p) {
   if constexpr (std::is_same_v<Key, std::string>) {
-    return c10::guts::to_string(p.unsafeGetTensorImpl());
+    // As libtorch 1.13 makes it (c10::guts::to_string of the pointer, which 2.x no longer has).
+    std::ostringstream key;
+    key << static_cast<const void*>(p.unsafeGetTensorImpl());
+    return key.str();
   } else {
     return p.unsafeGetTensorImpl();
   }
@@ -247,7 +251,19 @@ torch::Tensor DeviceAdam::step(const torch::Tensor& lr, const torch::Tensor& all
     TTS_CHECK(m.state != nullptr, "DeviceAdam: a parameter's state is not Adam's");
     const auto& [sqrt_bc2_all, neg_step_all] = scalars_for(p.scalar_type());
 
-    // libtorch's Adam/AdamW step, out of place.
+    // libtorch's Adam/AdamW step, out of place, into this parameter's scratch tensors.
+    if (scratch_.size() != static_cast<size_t>(n)) scratch_.resize(static_cast<size_t>(n));
+    Scratch& out = scratch_[static_cast<size_t>(i)];
+    auto fit = [&](torch::Tensor& t, const torch::Tensor& like) {
+      if (!t.defined() || t.sizes() != like.sizes() || t.scalar_type() != like.scalar_type() ||
+          t.device() != like.device()) {
+        t = torch::empty_like(like, torch::MemoryFormat::Contiguous);
+      }
+    };
+    fit(out.p, p);
+    fit(out.exp_avg, m.exp_avg);
+    fit(out.exp_avg_sq, m.exp_avg_sq);
+    fit(out.denom, m.exp_avg_sq);
     torch::Tensor grad = p.grad();
     if (!adamw_ && o.weight_decay != 0) grad = grad.add(p, o.weight_decay);
     torch::Tensor base = p;
@@ -255,17 +271,27 @@ torch::Tensor DeviceAdam::step(const torch::Tensor& lr, const torch::Tensor& all
       // 1 - lr * weight_decay in float64, cast to the parameter's type, as libtorch's Scalar.
       base = p.mul(decay_for(o.weight_decay, p.scalar_type()));
     }
-    torch::Tensor exp_avg = m.exp_avg.mul(o.beta1).add_(grad, 1 - o.beta1);
-    torch::Tensor exp_avg_sq = m.exp_avg_sq.mul(o.beta2).addcmul_(grad, grad, 1 - o.beta2);
+    torch::Tensor exp_avg = torch::mul_out(out.exp_avg, m.exp_avg, o.beta1).add_(grad, 1 - o.beta1);
+    torch::Tensor exp_avg_sq =
+        torch::mul_out(out.exp_avg_sq, m.exp_avg_sq, o.beta2).addcmul_(grad, grad, 1 - o.beta2);
     torch::Tensor max_exp_avg_sq;
-    if (o.amsgrad) max_exp_avg_sq = torch::maximum(m.max_exp_avg_sq, exp_avg_sq);
-    torch::Tensor denom =
-        ((o.amsgrad ? max_exp_avg_sq : exp_avg_sq).sqrt() / sqrt_bc2_all[i]).add_(o.eps);
+    if (o.amsgrad) {
+      fit(out.max_exp_avg_sq, m.max_exp_avg_sq);
+      max_exp_avg_sq = torch::maximum_out(out.max_exp_avg_sq, m.max_exp_avg_sq, exp_avg_sq);
+    }
+    torch::Tensor denom = torch::sqrt_out(out.denom, o.amsgrad ? max_exp_avg_sq : exp_avg_sq)
+                              .div_(sqrt_bc2_all[i])
+                              .add_(o.eps);
     // p.addcdiv_(exp_avg, denom, -step_size) is p + (-step_size * exp_avg) / denom.
-    torch::Tensor new_p = exp_avg.mul(neg_step_all[i]).div_(denom).add_(base);
+    torch::Tensor new_p = torch::mul_out(out.p, exp_avg, neg_step_all[i]).div_(denom).add_(base);
 
+    // Finite where the smallest and the largest value are (a NaN makes both NaN): no tensor of
+    // the parameter's size.
     for (const torch::Tensor* t : {&new_p, &exp_avg, &exp_avg_sq, &max_exp_avg_sq}) {
-      if (t->defined() && t->numel() > 0) finite.push_back(torch::isfinite(*t).all());
+      if (t->defined() && t->numel() > 0) {
+        auto [low, high] = torch::aminmax(*t);
+        finite.push_back(torch::isfinite(low).logical_and(torch::isfinite(high)));
+      }
     }
     updates.push_back(Update{i, m, new_p, exp_avg, exp_avg_sq, max_exp_avg_sq});
   }

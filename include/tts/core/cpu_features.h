@@ -25,8 +25,8 @@ inline bool capability_allows(const char* prefix) {
 }
 
 inline bool has_avx2_fma() {
-  static const bool available = __builtin_cpu_supports("avx2") &&
-                                __builtin_cpu_supports("fma") && capability_allows("avx2");
+  static const bool available =
+      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && capability_allows("avx2");
   return available;
 }
 

@@ -83,6 +83,13 @@ class DeviceAdam {
   torch::Tensor steps_, next_steps_, steps_buffer_, next_buffer_;
   torch::Tensor taking_part_;  // float64 [n]: 1 for a parameter with a gradient this step
   std::vector<bool> taking_part_host_;
+  // Per parameter, where a step writes its candidate weight, moments and denominator before they
+  // are kept or not: allocated once (a fresh tensor of a large model's size each step costs its
+  // pages again).
+  struct Scratch {
+    torch::Tensor p, exp_avg, exp_avg_sq, max_exp_avg_sq, denom;
+  };
+  std::vector<Scratch> scratch_;
 };
 
 }  // namespace tts::train
