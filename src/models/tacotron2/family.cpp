@@ -189,8 +189,8 @@ class Tacotron2Family final : public train::Family {
 
   std::string replay_blocker() const override {
     return "its losses are weighted by host-side frame counts (not Batch::counts), its dropout "
-           "masks are keyed on the host, and its update reads the learning rate and the clip "
-           "and finite-check decisions on the host";
+           "masks are keyed on the host, and the learning rate reaches the update as a host value "
+           "each step";
   }
 
   std::string describe() override {
