@@ -127,9 +127,10 @@ struct TrainOptions {
       "the BLAS: two processes may choose differently, so a resumed run or another rank may "
       "round differently)");
     v("decoder_step", decoder_step,
-      "CPU: Tacotron-2's decoder step as one autograd node (fused: its attention LSTM, attention "
-      "and decoder LSTM forward in one call and backward in one node), or composed of the "
-      "per-part nodes (composed: the path other devices run; the same values to float rounding)");
+      "CPU: the attention decoder's recurrent step as one autograd node (fused: its attention "
+      "LSTM, attention and decoder LSTM forward in one call and backward in one node), or "
+      "composed of the per-part nodes (composed: the path other devices run; the same values to "
+      "float rounding)");
     v("tf32", tf32,
       "CUDA: fp32 matrix products and convolutions in TF32 on Ampere+ GPUs (faster, ~1e-3 "
       "relative error in the products); no effect on the CPU");
