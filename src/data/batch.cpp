@@ -7,10 +7,27 @@
 
 #include "tts/core/error.h"
 #include "tts/core/frames.h"
+#include "tts/core/hash.h"
 
 namespace tts::data {
 
 int64_t Batch::padded_frames() const { return mel.size(0) * mel.size(1); }
+
+std::vector<std::pair<const char*, torch::Tensor*>> Batch::tensors() {
+  return {{"text", &text},         {"text_lengths", &text_lengths},
+          {"mel", &mel},           {"mel_lengths", &mel_lengths},
+          {"stop", &stop},         {"linear", &linear},
+          {"speakers", &speakers}, {"utterance_keys", &utterance_keys},
+          {"counts", &counts}};
+}
+
+std::vector<std::pair<const char*, const torch::Tensor*>> Batch::tensors() const {
+  std::vector<std::pair<const char*, const torch::Tensor*>> out;
+  for (const auto& [name, tensor] : const_cast<Batch*>(this)->tensors()) {
+    out.emplace_back(name, tensor);
+  }
+  return out;
+}
 
 namespace {
 
@@ -19,10 +36,7 @@ template <typename F>
 Batch map_tensors(const Batch& in, F f) {
   auto apply = [&](const torch::Tensor& t) { return t.defined() ? f(t) : torch::Tensor(); };
   Batch out = in;  // the host-side fields as they are
-  for (torch::Tensor* t : {&out.text, &out.text_lengths, &out.mel, &out.mel_lengths, &out.stop,
-                           &out.linear, &out.speakers, &out.counts}) {
-    *t = apply(*t);
-  }
+  for (const auto& field : out.tensors()) *field.second = apply(*field.second);
   return out;
 }
 
@@ -84,6 +98,8 @@ Batch collate(std::vector<Example> examples, int n_frames_per_step, PadTo pad_to
   out.stop = torch::zeros({batch, t_mel}, torch::kFloat32);
   if (with_linear) out.linear = torch::zeros({batch, t_mel, n_linear}, torch::kFloat32);
   if (with_speakers) out.speakers = torch::empty({batch}, torch::kInt64);
+  out.utterance_keys = torch::empty({batch}, torch::kInt64);
+  auto utterance_keys = out.utterance_keys.accessor<int64_t, 1>();
   auto text = out.text.accessor<int64_t, 2>();
   auto text_lengths = out.text_lengths.accessor<int64_t, 1>();
   auto mel_lengths = out.mel_lengths.accessor<int64_t, 1>();
@@ -98,6 +114,7 @@ Batch collate(std::vector<Example> examples, int n_frames_per_step, PadTo pad_to
     if (with_speakers) out.speakers[i] = e.speaker;
     out.stop[i].narrow(0, frames - 1, t_mel - frames + 1).fill_(1.0f);
     out.ids.push_back(e.id);
+    utterance_keys[i] = utterance_key(e.id);
     out.text_length_values.push_back(static_cast<int64_t>(e.text.size()));
     out.mel_length_values.push_back(frames);
     out.real_frame_count += frames;

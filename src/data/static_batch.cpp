@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include <string>
+
 #include "tts/core/error.h"
 
 namespace tts::data {
@@ -33,17 +35,13 @@ BatchShape shape_of(const Batch& batch) {
 }
 
 Batch allocate_like(const Batch& batch, const torch::Device& device) {
-  auto like = [&](const torch::Tensor& t) {
-    return t.defined() ? torch::zeros(t.sizes(), t.options().device(device)) : torch::Tensor();
-  };
   Batch out;
-  out.text = like(batch.text);
-  out.text_lengths = like(batch.text_lengths);
-  out.mel = like(batch.mel);
-  out.mel_lengths = like(batch.mel_lengths);
-  out.stop = like(batch.stop);
-  out.linear = like(batch.linear);
-  out.speakers = like(batch.speakers);
+  auto in = batch.tensors();
+  auto fields = out.tensors();
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const torch::Tensor& t = *in[i].second;
+    if (t.defined()) *fields[i].second = torch::zeros(t.sizes(), t.options().device(device));
+  }
   out.counts = torch::zeros({4}, torch::dtype(torch::kInt64).device(device));
   return out;
 }
@@ -54,25 +52,23 @@ void copy_batch_into(Batch& target, const Batch& source, bool non_blocking) {
   TTS_CHECK(want == have, "static batch buffers of shape ({}) cannot take a batch of shape ({})",
             want.describe(), have.describe());
   TTS_CHECK(target.counts.defined(), "copy_batch_into: the target is not from allocate_like");
-  auto copy = [&](torch::Tensor& to, const torch::Tensor& from, const char* name) {
-    TTS_CHECK(to.defined() == from.defined() && (!to.defined() || to.sizes() == from.sizes()),
-              "static batch buffers: the {} tensors differ in shape", name);
-    if (to.defined()) to.copy_(from, non_blocking);
-  };
-  copy(target.text, source.text, "text");
-  copy(target.text_lengths, source.text_lengths, "text_lengths");
-  copy(target.mel, source.mel, "mel");
-  copy(target.mel_lengths, source.mel_lengths, "mel_lengths");
-  copy(target.stop, source.stop, "stop");
-  copy(target.linear, source.linear, "linear");
-  copy(target.speakers, source.speakers, "speakers");
-  target.ids = source.ids;
-  target.text_length_values = source.text_length_values;
-  target.mel_length_values = source.mel_length_values;
-  target.real_frame_count = source.real_frame_count;
-  target.attention_pair_count = source.attention_pair_count;
-  target.global_real_frames = source.global_real_frames;
-  target.global_attention_pairs = source.global_attention_pairs;
+  // The host fields are the source's (whatever fields a Batch has); the tensors stay the
+  // target's buffers and take the source's values.
+  std::vector<torch::Tensor> buffers;
+  for (const auto& field : target.tensors()) buffers.push_back(*field.second);
+  target = source;
+  auto to = target.tensors();
+  auto from = source.tensors();
+  for (size_t i = 0; i < to.size(); ++i) {
+    *to[i].second = buffers[i];
+    const torch::Tensor& value = *from[i].second;
+    torch::Tensor& buffer = *to[i].second;
+    if (std::string(to[i].first) == "counts") continue;  // below, from the host counts
+    TTS_CHECK(buffer.defined() == value.defined() &&
+                  (!buffer.defined() || buffer.sizes() == value.sizes()),
+              "static batch buffers: the {} tensors differ in shape", to[i].first);
+    if (buffer.defined()) buffer.copy_(value, non_blocking);
+  }
   // From a fresh host tensor: a non-blocking copy may still be reading it after we return, so it
   // must not be a buffer this function reuses.
   const torch::Tensor counts =

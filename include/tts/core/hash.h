@@ -16,6 +16,15 @@ inline uint64_t mix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+// lowbias32 (Chris Wellons' hash prospector): a bijective, well-mixed 32-bit hash.
+inline uint32_t mix32(uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x7feb352dU;
+  x ^= x >> 15;
+  x *= 0x846ca68bU;
+  return x ^ (x >> 16);
+}
+
 // A hash of `size` bytes at `data` under `seed` (FNV-1a, then mixed).
 inline uint64_t hash_bytes(const void* data, size_t size, int64_t seed) {
   uint64_t hash = 0xCBF29CE484222325ULL;
@@ -27,6 +36,13 @@ inline uint64_t hash_bytes(const void* data, size_t size, int64_t seed) {
 // A hash of the string `id` under `seed`.
 inline uint64_t hash_id(const std::string& id, int64_t seed) {
   return hash_bytes(id.data(), id.size(), seed);
+}
+
+// An utterance's 32-bit key, in [0, 2^32), from its id alone (its keyed dropout masks' root,
+// models/keyed_dropout.h).
+inline int64_t utterance_key(const std::string& id) {
+  const uint64_t h = hash_id(id, 0);
+  return mix32(static_cast<uint32_t>(h) ^ mix32(static_cast<uint32_t>(h >> 32)));
 }
 
 }  // namespace tts

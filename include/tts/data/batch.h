@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tts::data {
@@ -22,6 +23,9 @@ struct Batch {
   // model.
   torch::Tensor speakers;
   std::vector<std::string> ids;
+  // [B] int64: each utterance's dropout key (tts::utterance_key of its id), so that the keyed
+  // masks are made on the device (Note [Dropout keyed by utterance], models/keyed_dropout.h).
+  torch::Tensor utterance_keys;
   // Host-side counts, so that statistics need no device synchronization.
   std::vector<int64_t> text_length_values;  // text_lengths
   std::vector<int64_t> mel_length_values;   // mel_lengths
@@ -38,6 +42,11 @@ struct Batch {
   // attention_pair_count, global_real_frames, global_attention_pairs; what a replayed CUDA graph
   // must read instead of the host values above, which its capture froze. Else undefined.
   torch::Tensor counts;
+
+  // Every tensor field above, named, in one place: to(), pin_memory() and the static buffers
+  // (static_batch.h) go through it, so a new field cannot be left behind by one of them.
+  std::vector<std::pair<const char*, torch::Tensor*>> tensors();
+  std::vector<std::pair<const char*, const torch::Tensor*>> tensors() const;
 
   int64_t size() const { return static_cast<int64_t>(ids.size()); }
   int64_t padded_frames() const;  // B * T_mel

@@ -3,14 +3,21 @@
 // Note [Dropout keyed by utterance]: W ranks x B utterances train as 1 rank x W*B only if each
 // utterance is dropped out the same way wherever it is batched. libtorch's dropout draws from one
 // stream per process, in batch order: a 2-rank run and a 1-rank run draw different masks for the
-// same utterance. Here each utterance of a training step has its own stream, keyed by (the run's
-// seed, the optimizer step, the utterance's id): a layer's mask for row b is drawn from that
-// stream re-seeded with the layer's id, over the utterance's own positions (its length x the
-// layer's channels, never the batch's padded length), and is 0 past them. The same utterance
-// at the same step then gets the same masks on any rank, in any batch, after any restart, and the
-// process's own random stream is left as it was (a resumed run needs nothing more to repeat). On
-// CUDA the rows are drawn on the device, from its generator re-seeded per row (Philox: the values
-// depend on the seed and the row's size alone).
+// same utterance. Here each utterance of a training step has its own key, made from the run's
+// seed, the optimizer step and the utterance's id, and a layer's mask is a hash of (the key, the
+// layer, the position): row b keeps element (t, c) when the 32-bit hash of (row b's key for the
+// layer, t * C + c) falls below (1 - p) * 2^32 (compared on its top 24 bits, as a float uniform
+// would be), over the utterance's own positions (its length x the layer's channels, never the
+// batch's padded length), and is 0 past them. The same utterance at the same step then gets the
+// same masks on any rank, in any batch, after any restart, on any device, and the process's own
+// random stream is never touched (a resumed run needs nothing more to repeat).
+//
+// Everything is 32-bit integer arithmetic, exact on every device: the CPU computes the masks in
+// one loop, other devices with integer tensor operations (tested equal on the CPU). Nothing reads
+// the host: the keys can be made on the device from the batch's utterance keys (Batch::
+// utterance_keys) and the step as a device scalar, and the lengths are device tensors, so a
+// captured CUDA graph that is replayed draws the masks of the step it replays (Note [Replaying a
+// training step], train/cuda_graph_step.h).
 #pragma once
 
 #include <torch/types.h>
@@ -19,26 +26,47 @@
 #include <string>
 #include <vector>
 
+#include "tts/core/hash.h"
+
 namespace tts::models {
+
+using tts::mix32;
+// tts::mix32 (core/hash.h) on an int64 tensor of values in [0, 2^32), without overflow, on any
+// device.
+torch::Tensor mix32(const torch::Tensor& x);
 
 class KeyedDropout {
  public:
-  // The streams of one training step's batch: `ids` in batch-row order.
-  KeyedDropout(uint64_t seed, int64_t step, const std::vector<std::string>& ids);
+  // The keys of one training step's batch, made on the host: `ids` in batch-row order, the keys
+  // on `device`.
+  KeyedDropout(uint64_t seed, int64_t step, const std::vector<std::string>& ids,
+               const torch::Device& device = torch::kCPU);
+  // The same keys made on the device: `step` a 0-dim int64 tensor (the optimizer step),
+  // `utterance_keys` [B] int64 (utterance_key of each row's id) on the same device.
+  KeyedDropout(uint64_t seed, const torch::Tensor& step, const torch::Tensor& utterance_keys);
 
   // A dropout multiplier [B, T, C] on `options`' device and dtype: row b is 0 or 1 / (1 - p) over
-  // positions [0, lengths[b]) x C, drawn from row b's stream for `layer`, and 0 past lengths[b].
-  // p must be in (0, 1); lengths has B entries, each at most T.
+  // positions [0, lengths[b]) x C, and 0 past lengths[b] (a length past T covers all T). p must
+  // be in (0, 1); `lengths` is [B] int64, on any device (moved to the mask's).
+  torch::Tensor mask(uint64_t layer, double p, int64_t T, int64_t C, const torch::Tensor& lengths,
+                     const torch::TensorOptions& options) const;
+  // The same with the lengths on the host.
   torch::Tensor mask(uint64_t layer, double p, int64_t T, int64_t C,
                      const std::vector<int64_t>& lengths,
                      const torch::TensorOptions& options) const;
 
-  int64_t rows() const { return static_cast<int64_t>(keys_.size()); }
-  // Row b's seed for `layer` (what mask() draws from; exposed for tests).
-  uint64_t seed_of(int64_t row, uint64_t layer) const;
+  int64_t rows() const { return keys_.size(0); }
+  // [B] int64 in [0, 2^32): each row's key for this step.
+  const torch::Tensor& keys() const { return keys_; }
+
+  // What mask() computes, with integer tensor operations whatever the device (what a device other
+  // than the CPU runs; exposed for tests).
+  torch::Tensor mask_by_tensor_operations(uint64_t layer, double p, int64_t T, int64_t C,
+                                          const torch::Tensor& lengths,
+                                          const torch::TensorOptions& options) const;
 
  private:
-  std::vector<uint64_t> keys_;
+  torch::Tensor keys_;
 };
 
 }  // namespace tts::models

@@ -8,7 +8,7 @@
 namespace tts::tacotron2 {
 
 torch::Tensor channels_first_dropout(const torch::Tensor& x, double p, bool training,
-                                     uint64_t layer, const std::vector<int64_t>& lengths,
+                                     uint64_t layer, const torch::Tensor& lengths,
                                      const BatchContext& context) {
   if (!training || p == 0) return x;
   if (!context.keyed()) return maybe_dropout(x, p, true);
@@ -41,7 +41,7 @@ torch::Tensor conv_batch_norm(torch::nn::Conv1dImpl& conv, torch::nn::BatchNorm1
 }
 
 torch::Tensor step_major_mask(double p, uint64_t layer, int64_t steps, int64_t C,
-                              const std::vector<int64_t>& row_steps, const BatchContext& context,
+                              const torch::Tensor& row_steps, const BatchContext& context,
                               const torch::TensorOptions& options) {
   if (p == 0) return {};
   return context.dropout->mask(layer, p, steps, C, row_steps, options).transpose(0, 1);

@@ -10,6 +10,7 @@
 #include "tts/core/error.h"
 #include "tts/core/frames.h"
 #include "tts/models/tacotron2/decoder_step.h"
+#include "tts/models/tacotron2/network.h"
 
 namespace tts::tacotron2 {
 
@@ -170,7 +171,8 @@ std::pair<torch::Tensor, torch::Tensor> DecoderImpl::project(
 }
 
 DecoderOutput DecoderImpl::forward(const torch::Tensor& memory, const torch::Tensor& mask,
-                                   const torch::Tensor& mel, const BatchContext& context) {
+                                   const torch::Tensor& mel, const BatchContext& context,
+                                   const torch::Tensor& mel_lengths) {
   int64_t batch = mel.size(0);
   TTS_CHECK(mel.dim() == 3 && mel.size(2) == n_mels_ && mel.size(1) % r_ == 0,
             "decoder: expected mel [B, T_mel, {}] with T_mel a multiple of r = {}, got {}", n_mels_,
@@ -183,10 +185,9 @@ DecoderOutput DecoderImpl::forward(const torch::Tensor& memory, const torch::Ten
       0);
   // Keyed masks (Note [Dropout keyed by utterance]) cover each row's own decoder steps.
   const bool keyed = context.keyed();
-  std::vector<int64_t> row_steps;
-  if (keyed) {
-    for (int64_t frames : context.mel_lengths) row_steps.push_back(decoder_steps(frames, r_));
-  }
+  TTS_CHECK(!keyed || mel_lengths.defined(),
+            "decoder: keyed dropout needs each row's mel_lengths (the masks' extents)");
+  const torch::Tensor row_steps = keyed ? decoder_steps(mel_lengths, r_) : torch::Tensor();
   auto keyed_mask = [&](double p, uint64_t layer, int64_t channels) {
     return step_major_mask(p, layer, steps, channels, row_steps, context, memory.options());
   };
@@ -236,7 +237,8 @@ std::pair<DecoderOutput, torch::Tensor> DecoderImpl::infer(const torch::Tensor& 
   const double p_prenet = context.prenet_dropout ? prenet_->p_dropout() : 0.0;
   std::vector<torch::Tensor> prenet_masks[2];
   if (context.keyed() && p_prenet > 0) {
-    const std::vector<int64_t> row_steps(static_cast<size_t>(batch), max_decoder_steps_);
+    const torch::Tensor row_steps =
+        torch::full({batch}, max_decoder_steps_, memory.options().dtype(torch::kInt64));
     for (int layer = 0; layer < 2; ++layer) {
       prenet_masks[layer] =
           step_major_mask(p_prenet, dropout_layer::kPrenet + layer, max_decoder_steps_, prenet_dim_,

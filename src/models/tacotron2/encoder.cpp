@@ -36,7 +36,7 @@ torch::Tensor EncoderImpl::forward(const torch::Tensor& embedded, const torch::T
   for (size_t i = 0; i < convolutions_.size(); ++i) {
     torch::Tensor y = conv_batch_norm(*convolutions_[i], *norms_[i], x, real, context);
     x = channels_first_dropout(torch::relu(y), p_dropout_, is_training(),
-                               dropout_layer::kEncoder + i, context.text_lengths, context) *
+                               dropout_layer::kEncoder + i, lengths, context) *
         valid;
   }
   return bidirectional_lstm(lstm_, x.transpose(1, 2), lengths, step_products_);

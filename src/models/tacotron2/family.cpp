@@ -9,6 +9,7 @@
 #include "tts/checkpoint/checkpoint.h"
 #include "tts/core/frames.h"
 #include "tts/core/fs.h"
+#include "tts/core/hash.h"
 #include "tts/core/logging.h"
 #include "tts/core/timer.h"
 #include "tts/data/feature_store.h"
@@ -149,8 +150,12 @@ class Tacotron2Family final : public train::Family {
     for (size_t i = 0; i < n; ++i) {
       const data::Batch& batch = static_cast<TacotronBatch&>(*micro_batches[i]).batch;
       Stopwatch clock;
-      const models::KeyedDropout dropout(static_cast<uint64_t>(config_.train.seed), updates.step(),
-                                         batch.ids);
+      // From device values only (the step, the batch's utterance keys): what a replayed CUDA
+      // graph reads afresh.
+      const models::KeyedDropout dropout(
+          static_cast<uint64_t>(config_.train.seed),
+          torch::scalar_tensor(updates.step(), torch::kInt64).to(batch.utterance_keys.device()),
+          batch.utterance_keys);
       tacotron2::TacotronOutput output;
       tacotron2::LossParts parts =
           forward_loss(*model_, batch, config_.train, &output,
@@ -300,7 +305,12 @@ data::Batch synthetic_batch(const config::Config& config, int64_t batch, int64_t
   if (config.model.speakers > 0) {
     out.speakers = torch::randint(0, config.model.speakers, {batch}, floats.dtype(torch::kInt64));
   }
-  for (int64_t i = 0; i < batch; ++i) out.ids.push_back(fmt::format("synthetic_{}", i));
+  std::vector<int64_t> keys;
+  for (int64_t i = 0; i < batch; ++i) {
+    out.ids.push_back(fmt::format("synthetic_{}", i));
+    keys.push_back(utterance_key(out.ids.back()));
+  }
+  out.utterance_keys = torch::tensor(keys, torch::kInt64).to(device);
   out.text_length_values.assign(static_cast<size_t>(batch), text_len);
   out.mel_length_values.assign(static_cast<size_t>(batch), frames);
   out.real_frame_count = batch * frames;

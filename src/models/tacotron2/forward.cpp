@@ -67,13 +67,19 @@ LossWeights global_batch_weights(const data::Batch& batch, int world_size,
   if (world_size == 1) return weights;
   TTS_CHECK(batch.global_real_frames > 0 && batch.global_attention_pairs > 0,
             "train: a batch without its global batch's counts (not from the loader's plan)");
+  // [4]: real frames, attention pairs, and the global batch's (data::Batch::counts' order).
+  const torch::Tensor counts =
+      (batch.counts.defined()
+           ? batch.counts
+           : torch::tensor({batch.real_frame_count, batch.attention_pair_count,
+                            batch.global_real_frames, batch.global_attention_pairs},
+                           torch::kInt64))
+          .to(torch::kFloat64);
   const double world = static_cast<double>(world_size);
   if (normalization == config::LossNormalization::kRealFrames) {
-    weights.frames = static_cast<double>(batch.real_frames()) * world /
-                     static_cast<double>(batch.global_real_frames);
+    weights.frames = counts[0] * world / counts[2];
   }
-  weights.attention_pairs = static_cast<double>(batch.attention_pair_count) * world /
-                            static_cast<double>(batch.global_attention_pairs);
+  weights.attention_pairs = counts[1] * world / counts[3];
   return weights;
 }
 

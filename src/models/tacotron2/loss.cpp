@@ -98,13 +98,23 @@ LossParts compute_loss(const TacotronOutput& output, const Targets& targets,
   return parts;
 }
 
-torch::Tensor weighted_total(const LossParts& parts, double frame_weight, double pair_weight,
-                             const LossOptions& options) {
-  torch::Tensor total = parts.frames * frame_weight;
+torch::Tensor weighted_total(const LossParts& parts, const torch::Tensor& frame_weight,
+                             const torch::Tensor& pair_weight, const LossOptions& options) {
+  torch::Tensor total = frame_weight.defined() ? parts.frames * frame_weight : parts.frames;
   if (parts.guided_attention.defined()) {
-    total = total + parts.guided_attention * (options.guided_attention_weight * pair_weight);
+    total =
+        total + parts.guided_attention *
+                    (pair_weight.defined()
+                         ? pair_weight * options.guided_attention_weight
+                         : torch::scalar_tensor(options.guided_attention_weight, torch::kFloat64));
   }
   return total;
+}
+
+torch::Tensor weighted_total(const LossParts& parts, double frame_weight, double pair_weight,
+                             const LossOptions& options) {
+  return weighted_total(parts, torch::scalar_tensor(frame_weight, torch::kFloat64),
+                        torch::scalar_tensor(pair_weight, torch::kFloat64), options);
 }
 
 }  // namespace tts::tacotron2

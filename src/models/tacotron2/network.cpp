@@ -163,8 +163,8 @@ TacotronOutput Tacotron2Impl::forward(const torch::Tensor& text, const torch::Te
             c10::str(mel_lengths.sizes()));
   torch::Tensor memory = encode(text, text_lengths, speakers, context);
   torch::Tensor mask = padding_mask(text_lengths, text.size(1)).to(memory.device());
-  return finish(decoder_->forward(memory, mask, mel, context), mel_lengths.to(torch::kInt64),
-                context);
+  return finish(decoder_->forward(memory, mask, mel, context, mel_lengths.to(torch::kInt64)),
+                mel_lengths.to(torch::kInt64), context);
 }
 
 TacotronOutput Tacotron2Impl::infer(const torch::Tensor& text, const torch::Tensor& text_lengths,

@@ -45,8 +45,8 @@ torch::Tensor PostnetImpl::forward(const torch::Tensor& mel, const torch::Tensor
                           context);
     }
     if (i + 1 < convolutions_.size()) x = torch::tanh(x);
-    x = channels_first_dropout(x, p_dropout_, is_training(), dropout_layer::kPostnet + i,
-                               context.mel_lengths, context);
+    x = channels_first_dropout(x, p_dropout_, is_training(), dropout_layer::kPostnet + i, lengths,
+                               context);
   }
   return (x * valid).transpose(1, 2);
 }

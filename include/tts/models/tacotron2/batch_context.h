@@ -1,6 +1,7 @@
-// What a training forward of Tacotron-2 knows beyond its batch's tensors: the dropout streams
-// of its utterances (Note [Dropout keyed by utterance], models/keyed_dropout.h), their lengths on
-// the host (the masks' extents, without a device synchronization) and the communicator that sums
+// What a training forward of Tacotron-2 knows beyond its batch's tensors: the dropout keys of
+// its utterances (Note [Dropout keyed by utterance], models/keyed_dropout.h; the masks' extents
+// are the batch's length tensors), their lengths on the host (to check the inputs without a
+// device synchronization) and the communicator that sums
 // BatchNorm's statistics over the global batch (Note [BatchNorm over the global batch],
 // models/global_batch_norm.h). A default context is what inference, validation and bench run
 // with: libtorch's dropout stream and each BatchNorm's own statistics. gta gives eval mode a keyed
@@ -24,9 +25,11 @@ namespace tts::tacotron2 {
 
 struct BatchContext {
   const models::KeyedDropout* dropout = nullptr;  // null: libtorch's stream
-  std::vector<int64_t> text_lengths;              // each row's symbols (with `dropout`)
-  std::vector<int64_t> mel_lengths;               // each row's mel frames (with `dropout`)
-  dist::Communicator* batch_norm = nullptr;       // null: each rank's own batch statistics
+  // Each row's symbols and mel frames on the host, for the input checks (empty: read from the
+  // batch's tensors).
+  std::vector<int64_t> text_lengths;
+  std::vector<int64_t> mel_lengths;
+  dist::Communicator* batch_norm = nullptr;  // null: each rank's own batch statistics
   // The prenet's dropout, on in training and inference as NVIDIA's (keyed when `dropout` is
   // set, in any mode); false: off (gta --prenet-dropout off).
   bool prenet_dropout = true;
@@ -46,7 +49,7 @@ inline constexpr uint64_t kPostnet = 0x400;       // + convolution index
 // x [B, C, T] (channels first) times the keyed mask of `layer` over each row's `lengths`, when the
 // context is keyed and p > 0; else libtorch's dropout in training; else x.
 torch::Tensor channels_first_dropout(const torch::Tensor& x, double p, bool training,
-                                     uint64_t layer, const std::vector<int64_t>& lengths,
+                                     uint64_t layer, const torch::Tensor& lengths,
                                      const BatchContext& context);
 
 // norm(conv(x)) for x [B, C_in, T] (conv's output cut to `frames` frames when >= 0): BatchNorm
@@ -61,9 +64,9 @@ torch::Tensor batch_norm(torch::nn::BatchNorm1dImpl& norm, const torch::Tensor& 
                          const torch::Tensor& valid, const BatchContext& context);
 
 // Keyed masks of a step-major tensor [steps, B, C] (the decoder's): [steps, B, C] over each
-// row's `steps` decoder steps. Undefined when p is 0.
+// row's `row_steps` ([B] int64 on any device) decoder steps. Undefined when p is 0.
 torch::Tensor step_major_mask(double p, uint64_t layer, int64_t steps, int64_t C,
-                              const std::vector<int64_t>& row_steps, const BatchContext& context,
+                              const torch::Tensor& row_steps, const BatchContext& context,
                               const torch::TensorOptions& options);
 
 }  // namespace tts::tacotron2

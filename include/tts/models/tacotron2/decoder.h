@@ -78,9 +78,11 @@ class DecoderImpl : public torch::nn::Module {
   void set_decoder_step(config::DecoderStep how) { decoder_step_ = how; }
   // Teacher forcing. memory [B, T_text, E]; mask [B, T_text] (true = padded text);
   // mel [B, T_mel, n_mels] with T_mel a multiple of r. `context`: keyed dropout (the LSTMs' in
-  // training, the prenet's in either mode) and whether the prenet drops out.
+  // training, the prenet's in either mode) and whether the prenet drops out; keyed, the masks
+  // cover each row's decoder steps of its `mel_lengths` ([B] int64; needed only then).
   DecoderOutput forward(const torch::Tensor& memory, const torch::Tensor& mask,
-                        const torch::Tensor& mel, const BatchContext& context = {});
+                        const torch::Tensor& mel, const BatchContext& context = {},
+                        const torch::Tensor& mel_lengths = {});
   // Greedy decoding with the prenet fed back. Stops an item when one of its step's r stop
   // probabilities exceeds gate_threshold, the batch when all items stopped or after
   // max_decoder_steps. Returns the output and the frames generated per item (int64 [B]).

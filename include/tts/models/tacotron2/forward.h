@@ -46,11 +46,14 @@ BatchContext training_context(const data::Batch& batch, const models::KeyedDropo
 std::vector<std::string> settings_that_break_the_promises(const config::Config& config);
 
 // What this rank's frame losses and guided-attention loss are scaled by before backward (Note
-// [Exact global batch]). All 1 on one rank. Throws tts::Error for a batch of several ranks that
-// lacks its global batch's counts (one not cut by the loader's plan).
+// [Exact global batch]): 0-dim float64 tensors, undefined for 1 (always on one rank). Computed
+// from the batch's device counts (Batch::counts) when it has them (static buffers: what a
+// replayed CUDA graph reads afresh), else from its host counts, with the same arithmetic. Throws
+// tts::Error for a batch of several ranks that lacks its global batch's counts (one not cut by
+// the loader's plan).
 struct LossWeights {
-  double frames = 1.0;
-  double attention_pairs = 1.0;
+  torch::Tensor frames;
+  torch::Tensor attention_pairs;
 };
 LossWeights global_batch_weights(const data::Batch& batch, int world_size,
                                  config::LossNormalization normalization);

@@ -50,6 +50,9 @@ LossParts compute_loss(const TacotronOutput& out, const Targets& targets,
 // guided attention part, with its train.guided_attention_weight, scaled by `pair_weight`. The
 // weights make the ranks' reduced gradient that of the global batch's loss (Note [Exact global
 // batch], models/tacotron2/forward.h: global_batch_weights).
+// Undefined weights are 1.
+torch::Tensor weighted_total(const LossParts& parts, const torch::Tensor& frame_weight,
+                             const torch::Tensor& pair_weight, const LossOptions& options);
 torch::Tensor weighted_total(const LossParts& parts, double frame_weight, double pair_weight,
                              const LossOptions& options);
 
