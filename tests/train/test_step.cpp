@@ -178,6 +178,35 @@ TEST(Step, EachOptimizerUpdatesAtItsOwnRateAndTheStateHoldsTheRates) {
   EXPECT_TRUE(std::isfinite(totals.losses.mean("loss")));
 }
 
+// The loss sums are added to in place and zeroed in place at an interval's reset: the same
+// storage from interval to interval (what a replayed graph adds into), and the same means as a
+// sum made anew each step (the first value, then + each next, divided by the count).
+TEST(LossSums, AddInPlaceAndResetKeepTheStorageAndTheMeans) {
+  tts::train::IntervalTotals totals;
+  const std::vector<std::vector<float>> intervals = {{0.3f, 1.7f, 2.9f}, {0.11f, 5.5f}};
+  const void* storage = nullptr;
+  for (const std::vector<float>& values : intervals) {
+    torch::Tensor expected;
+    for (float v : values) {
+      const torch::Tensor value = torch::scalar_tensor(v, torch::kFloat32);
+      totals.losses.add("loss", value);
+      totals.losses.add("off", torch::Tensor());  // an undefined part: not summed
+      totals.losses.next();
+      expected = expected.defined() ? expected + value : value.clone();
+    }
+    ASSERT_EQ(totals.losses.sums.size(), 1u);
+    if (storage == nullptr) storage = totals.losses.sums[0].second.data_ptr();
+    EXPECT_EQ(totals.losses.sums[0].second.data_ptr(), storage);
+    EXPECT_EQ(totals.losses.mean("loss"),
+              expected.to(torch::kFloat64).item<double>() / static_cast<double>(values.size()));
+    EXPECT_TRUE(std::isnan(totals.losses.mean("off")));
+    totals.reset();
+    EXPECT_EQ(totals.losses.count, 0);
+    EXPECT_TRUE(std::isnan(totals.losses.mean("loss")));
+    EXPECT_EQ(totals.losses.sums[0].second.item<float>(), 0.0f);
+  }
+}
+
 TEST(Step, ANonFiniteUpdateIsSkippedForItsOptimizerAloneAndCounted) {
   auto comm = local();
   ToyGanFamily family;
