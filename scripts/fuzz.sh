@@ -3,7 +3,7 @@
 #   scripts/fuzz.sh NAME SECONDS   fuzz one harness for SECONDS; NAME: npy, torch_file,
 #                                  torch_pickle, audio, config, metadata, nvidia_keys,
 #                                  features_yaml, report, json, hifigan_config, waveform,
-#                                  optimizer_state
+#                                  optimizer_state, length_buckets
 #   scripts/fuzz.sh --ci [SECONDS] CI stage: build every harness, replay the regression inputs
 #                                  (tests/fuzz/regressions/NAME/ and the hostile files of
 #                                  tests/data/untrusted/), then fuzz each from its seeds with a
@@ -17,7 +17,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build_dir="${FUZZ_BUILD_DIR:-$root/build-fuzz}"
 names=(npy torch_file torch_pickle audio config metadata nvidia_keys features_yaml report json
-  hifigan_config waveform optimizer_state)
+  hifigan_config waveform optimizer_state length_buckets)
 # Per input: libFuzzer reports a slower or larger run as a finding (a hang, an allocation no input
 # of this size justifies).
 # Inputs up to 4 MiB: attacks by depth (nested containers, alias chains, megabyte keys) need
@@ -87,6 +87,13 @@ PY
       # checkpoint of ours; the hostile checkpoints of tests/data/untrusted.
       python3 "$root/tests/fuzz/optimizer_state_seeds.py" "$dir"
       cp "$data"/untrusted/checkpoint_*.pt "$dir/" ;;
+    length_buckets)
+      # Ladders as a run records them: one bucket, a few, the most, a large frame multiple.
+      printf 'frame_multiple 1\n7 40\n' >"$dir/one.txt"
+      printf 'frame_multiple 2\n25 22\n25 42\n31 60\n40 82\n' >"$dir/four.txt"
+      printf 'frame_multiple 6\n' >"$dir/many.txt"
+      for i in $(seq 1 64); do printf '%d %d\n' "$((i * 3))" "$((i * 60))" >>"$dir/many.txt"; done
+      printf 'frame_multiple 96\n120 960\n300 2880\n' >"$dir/wide.txt" ;;
     report)
       # metrics.jsonl of a run: train and validation records, as train writes them.
       printf '%s\n' \
@@ -140,7 +147,7 @@ ci_runs() {
     torch_file | torch_pickle | audio) echo 3000 ;;
     config | features_yaml | report | hifigan_config | waveform) echo 10000 ;;
     optimizer_state) echo 20000 ;;
-    json) echo 100000 ;;
+    json | length_buckets) echo 100000 ;;
     metadata | nvidia_keys) echo 50000 ;;
   esac
 }

@@ -36,6 +36,7 @@ struct BenchArgs {
   std::string device = "cpu";
   std::string step_products;  // empty: the config's train.step_products
   bool profile = false;
+  bool json = false;  // --json: what bench prints anyway (one JSON line alone on stdout)
 };
 
 double median(std::vector<double> values) {
@@ -311,6 +312,9 @@ Runner setup_bench(CLI::App& app) {
                "of its time outside operators, and for a family with decoder steps the "
                "operators per decoder step (*_per_decoder_step: the difference between "
                "--frames and twice as many)");
+  app.add_flag("--json", args->json,
+               "stdout holds only the JSON line (as it does without --json: progress and logs "
+               "go to stderr), e.g. bench --profile --json | jq .sync");
   app.footer(
       "Times the family model.kind names. Prints one JSON line: "
       "median_step_s, mel_frames_per_s (batch x frames / median step), for a vocoder "
@@ -319,7 +323,8 @@ Runner setup_bench(CLI::App& app) {
       "the shapes; for a family that counts its arithmetic also step_gflop (the step's matrix "
       "products and convolutions "
       "counted from the shapes, 3 x forward), achieved_gflops, peak_gemm_gflops (a 1024^3 GEMM "
-      "of the step's precision on the device) and fraction_of_peak. Progress goes to stderr.");
+      "of the step's precision on the device) and fraction_of_peak. Progress goes to stderr, so "
+      "stdout holds the JSON line alone, with --json or without.");
   return [args]() { return run_bench(*args); };
 }
 

@@ -4,11 +4,13 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <charconv>
 #include <numeric>
-#include <sstream>
+#include <string_view>
 
 #include "tts/core/error.h"
 #include "tts/core/frames.h"
+#include "tts/core/fs.h"
 
 namespace tts::data {
 
@@ -31,37 +33,100 @@ std::string LengthBuckets::format() const {
   return out;
 }
 
+namespace {
+
+// A whole number in [1, kMaxLengthBucketValue] written as format() writes it (digits only).
+std::optional<int64_t> parse_value(std::string_view word) {
+  int64_t value = 0;
+  const char* end = word.data() + word.size();
+  if (word.empty() || word.size() > 10 || word.front() < '0' || word.front() > '9') {
+    return std::nullopt;
+  }
+  const auto [ptr, ec] = std::from_chars(word.data(), end, value);
+  if (ec != std::errc() || ptr != end || value < 1 || value > kMaxLengthBucketValue) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+// The words of `line` between single spaces ("a b" -> {"a", "b"}; "a  b" has an empty one).
+std::vector<std::string_view> split_words(std::string_view line) {
+  std::vector<std::string_view> words;
+  size_t begin = 0;
+  while (words.size() <= 2) {
+    const size_t space = line.find(' ', begin);
+    words.push_back(line.substr(begin, space == std::string_view::npos ? space : space - begin));
+    if (space == std::string_view::npos) break;
+    begin = space + 1;
+  }
+  return words;
+}
+
+}  // namespace
+
 LengthBuckets LengthBuckets::parse(const std::string& text, const std::string& where) {
+  int line_number = 0;
   auto fail = [&](const std::string& why) {
     return Error(fmt::format(
-        "{}: not a length-bucket ladder ({}); delete it to have the run record the ladder its "
-        "store gives again",
-        where, why));
+        "{}:{}: not a length-bucket ladder ({}); delete the file to have the run record the "
+        "ladder its store gives again",
+        where, line_number, why));
   };
-  std::istringstream in(text);
-  std::string word;
   LengthBuckets ladder;
-  if (!(in >> word) || word != "frame_multiple" || !(in >> ladder.frame_multiple) ||
-      ladder.frame_multiple < 1 || ladder.frame_multiple > 1'000'000) {
-    throw fail("expected a first line 'frame_multiple R'");
-  }
-  int64_t t = 0;
-  int64_t f = 0;
-  while (in >> t) {
-    if (!(in >> f)) throw fail("a row without its frame count");
+  size_t begin = 0;
+  while (begin < text.size()) {
+    const size_t newline = text.find('\n', begin);
+    const std::string_view line = std::string_view(text).substr(
+        begin, newline == std::string::npos ? std::string::npos : newline - begin);
+    begin = newline == std::string::npos ? text.size() : newline + 1;
+    ++line_number;
+    const std::vector<std::string_view> words = split_words(line);
+    if (line_number == 1) {
+      const std::optional<int64_t> multiple =
+          words.size() == 2 && words[0] == "frame_multiple" ? parse_value(words[1]) : std::nullopt;
+      if (!multiple) {
+        throw fail(
+            fmt::format("expected 'frame_multiple R' with R in [1, {}]", kMaxLengthBucketValue));
+      }
+      ladder.frame_multiple = *multiple;
+      continue;
+    }
     if (ladder.size() >= kMaxLengthBuckets) {
       throw fail(fmt::format("more than {} buckets", kMaxLengthBuckets));
     }
-    if (t < 1 || f < 1 || f % ladder.frame_multiple != 0 ||
-        (!ladder.empty() && (t < ladder.text.back() || f <= ladder.frames.back()))) {
-      throw fail(fmt::format("row ({}, {}) is not an ascending bucket", t, f));
+    const std::optional<int64_t> t = words.size() == 2 ? parse_value(words[0]) : std::nullopt;
+    const std::optional<int64_t> f = words.size() == 2 ? parse_value(words[1]) : std::nullopt;
+    if (!t || !f) {
+      throw fail(fmt::format("expected a row 'TEXT FRAMES' of two whole numbers in [1, {}]",
+                             kMaxLengthBucketValue));
     }
-    ladder.text.push_back(t);
-    ladder.frames.push_back(f);
+    if (*f % ladder.frame_multiple != 0 ||
+        (!ladder.empty() && (*t < ladder.text.back() || *f <= ladder.frames.back()))) {
+      throw fail(fmt::format("row ({}, {}) is not an ascending bucket with frames a multiple of {}",
+                             *t, *f, ladder.frame_multiple));
+    }
+    ladder.text.push_back(*t);
+    ladder.frames.push_back(*f);
   }
-  if (!in.eof()) throw fail("a row that is not two whole numbers");
-  if (ladder.empty()) throw fail("no buckets");
+  if (line_number == 0) {
+    line_number = 1;
+    throw fail("an empty file");
+  }
+  if (ladder.empty()) {
+    ++line_number;
+    throw fail("no buckets: expected a row 'TEXT FRAMES' after the first line");
+  }
   return ladder;
+}
+
+LengthBuckets LengthBuckets::read(const std::string& path) {
+  const FileDescriptor fd = open_regular_file_for_read(path);
+  const int64_t size = file_size(fd, path);
+  TTS_CHECK(size <= kMaxLengthBucketsFileBytes,
+            "{}: {} bytes, more than a length-bucket ladder's {}; delete the file to have the run "
+            "record the ladder its store gives again",
+            path, size, kMaxLengthBucketsFileBytes);
+  return parse(read_at(fd, path, 0, size), path);
 }
 
 LengthBuckets make_length_buckets(const std::vector<int64_t>& text_lengths,

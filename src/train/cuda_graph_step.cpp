@@ -49,7 +49,7 @@ std::unique_ptr<GraphedStep> make_graphed_step(Step& step, Family& family,
                                                const torch::Device& device) {
   check_graphed_step(family, train, device);
 #ifdef TTS_WITH_CUDA
-  return make_cuda_graphed_step(step, family, device);
+  return make_cuda_graphed_step(step, device);
 #else
   (void)step;
   return nullptr;  // unreachable: check_graphed_step refused

@@ -22,9 +22,8 @@ namespace {
 
 class CudaGraphedStep final : public GraphedStep {
  public:
-  CudaGraphedStep(Step& step, Family& family, const torch::Device& device)
+  CudaGraphedStep(Step& step, const torch::Device& device)
       : step_(step),
-        family_(family),
         device_index_(device.index() < 0 ? c10::cuda::current_device() : device.index()),
         side_(c10::cuda::getStreamFromPool(false, device_index_)),
         pool_(at::cuda::graph_pool_handle()),
@@ -55,11 +54,18 @@ class CudaGraphedStep final : public GraphedStep {
       const c10::cuda::CUDAStreamGuard on_side(side_);
       if (slot.loads <= kGraphWarmupSteps) {
         step_.run(batches, state, totals, stop_wish);
-      } else if (auto found = graphs_.find(slot.shape); found != graphs_.end()) {
-        replay(*found->second, *batches.front(), state, totals);
       } else {
-        at::cuda::CUDAGraph& graph = capture(slot.shape, batches, state, totals, stop_wish);
-        graph.replay();  // the capture recorded the step without running it
+        // Outside any capture: the learning rates and the step number of this step into the
+        // device buffers the graph reads (Note [Replaying a training step], 2), on the side
+        // stream, before the replay.
+        Stopwatch clock;
+        step_.begin(state);
+        auto found = graphs_.find(slot.shape);
+        at::cuda::CUDAGraph& graph = found != graphs_.end()
+                                         ? *found->second
+                                         : capture(slot.shape, batches, state, totals, stop_wish);
+        graph.replay();  // after a capture too: it recorded the step without running it
+        Step::finish(batches, clock.seconds(), state, totals);
       }
     }
     at::cuda::CUDAEvent done;
@@ -70,8 +76,8 @@ class CudaGraphedStep final : public GraphedStep {
   int captured_shapes() const override { return static_cast<int>(graphs_.size()); }
 
  private:
-  // Records the step on the side stream (current); its host bookkeeping (state.step, the
-  // learning rates, the batch's counts) runs here, once, for the step the replay then takes.
+  // Records Step::take on the side stream (current), after Step::begin; the host side of take
+  // (the record settle() reads) runs here, once, for the step the replay then takes.
   at::cuda::CUDAGraph& capture(const std::string& shape,
                                std::vector<std::unique_ptr<FamilyBatch>>& batches,
                                checkpoint::TrainingState& state, IntervalTotals& totals,
@@ -80,7 +86,7 @@ class CudaGraphedStep final : public GraphedStep {
     side_.synchronize();  // the warm-up's work is done before the capture starts
     graph->capture_begin(pool_);
     try {
-      step_.run(batches, state, totals, stop_wish);
+      step_.take(batches, state, totals, stop_wish);
     } catch (const std::exception& e) {
       try {
         graph->capture_end();  // ends the (invalidated) capture so the stream is usable again
@@ -94,32 +100,11 @@ class CudaGraphedStep final : public GraphedStep {
     }
     graph->capture_end();
     log::get("train")->info("step {}: captured the training step of batch shape ({}), graph {}",
-                            state.step, shape, graphs_.size() + 1);
+                            state.step + 1, shape, graphs_.size() + 1);
     return *graphs_.emplace(shape, std::move(graph)).first->second;
   }
 
-  // The host side of Step::run for a replayed step: what the graph cannot do. The losses and
-  // gradient norms stay in the step's device accumulators (Note [Replaying a training step], 4).
-  void replay(at::cuda::CUDAGraph& graph, const FamilyBatch& batch,
-              checkpoint::TrainingState& state, IntervalTotals& totals) {
-    Stopwatch clock;
-    std::vector<OptimizerSlot>& slots = family_.optimizers();
-    state.learning_rates.resize(slots.size(), 0.0);
-    for (size_t i = 0; i < slots.size(); ++i) {
-      state.learning_rates[i] = slots[i].learning_rate(state.step + 1, state.epoch);
-    }
-    const BatchCounts counts = batch.counts();
-    totals.times.padded_frames += static_cast<double>(counts.padded_frames);
-    totals.times.frames += static_cast<double>(counts.frames);
-    totals.times.utterances += static_cast<double>(counts.utterances);
-    graph.replay();
-    totals.times.step += clock.seconds();
-    totals.times.steps += 1;
-    ++state.step;
-  }
-
   Step& step_;
-  Family& family_;
   c10::DeviceIndex device_index_;
   c10::cuda::CUDAStream side_;
   c10::MempoolId_t pool_;  // shared by every shape's graph: they replay one at a time
@@ -129,9 +114,8 @@ class CudaGraphedStep final : public GraphedStep {
 
 }  // namespace
 
-std::unique_ptr<GraphedStep> make_cuda_graphed_step(Step& step, Family& family,
-                                                    const torch::Device& device) {
-  return std::make_unique<CudaGraphedStep>(step, family, device);
+std::unique_ptr<GraphedStep> make_cuda_graphed_step(Step& step, const torch::Device& device) {
+  return std::make_unique<CudaGraphedStep>(step, device);
 }
 
 }  // namespace tts::train

@@ -11,8 +11,7 @@ namespace tts::train {
 
 #ifdef TTS_WITH_CUDA
 // The graphed step of `step` on `device` (checked by check_graphed_step).
-std::unique_ptr<GraphedStep> make_cuda_graphed_step(Step& step, Family& family,
-                                                    const torch::Device& device);
+std::unique_ptr<GraphedStep> make_cuda_graphed_step(Step& step, const torch::Device& device);
 #endif
 
 }  // namespace tts::train

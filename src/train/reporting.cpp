@@ -28,11 +28,26 @@ void LossSums::add(const std::string& name, const torch::Tensor& value) {
   if (!value.defined()) return;
   for (auto& [known, sum] : sums) {
     if (known == name) {
-      sum = sum + value.detach();
+      sum.add_(value.detach());
       return;
     }
   }
-  sums.emplace_back(name, value.detach().clone());
+  sums.emplace_back(name, torch::zeros_like(value, torch::MemoryFormat::Contiguous));
+  sums.back().second.add_(value.detach());
+}
+
+void LossSums::reset() {
+  for (auto& [name, sum] : sums) sum.zero_();
+  count = 0;
+}
+
+void IntervalTotals::reset() {
+  times = StepTimes{};
+  losses.reset();
+  std::fill(grad_norm_sums.begin(), grad_norm_sums.end(), 0.0);
+  std::fill(updates.begin(), updates.end(), 0);
+  for (torch::Tensor& sum : device_grad_norm_sums) sum.zero_();
+  for (torch::Tensor& count : device_updates) count.zero_();
 }
 
 double LossSums::mean(const std::string& name) const {

@@ -16,6 +16,8 @@ namespace tts::train {
 
 int64_t Updates::step() const { return state_->step + 1; }
 
+const torch::Tensor& Updates::device_step() const { return step_->device_step_; }
+
 void Updates::backward(size_t slot, const torch::Tensor& loss, bool last_micro_batch) {
   Stopwatch clock;
   step_->reducers_.at(slot)->begin_step(last_micro_batch);
@@ -32,9 +34,6 @@ void Updates::apply(size_t slot) {
   torch::NoGradGuard no_grad;
   const torch::Tensor grad_norm = clip_grad_norm(
       optimizer.parameters, optimizer.grad_clip > 0 ? optimizer.grad_clip : INFINITY);
-  const double lr = optimizer.learning_rate(state_->step + 1, state_->epoch);
-  state_->learning_rates.at(slot) = lr;
-  for (auto& group : optimizer.optimizer->param_groups()) group.options().set_lr(lr);
   // The gradients are reduced, so every rank sees the same norm and takes the same decision. A
   // non-finite norm skips the update, and so does an update that would make a weight or a moment
   // non-finite (Note [Non-finite updates]); decided on the device, reported by Step::settle.
@@ -44,12 +43,13 @@ void Updates::apply(size_t slot) {
   for (auto& group : optimizer.optimizer->param_groups()) {
     for (const torch::Tensor& p : group.params()) in_order.push_back(p);
   }
-  const torch::Tensor kept =
-      step_->adams_.at(slot)->step(lr, torch::isfinite(grad_norm), reducer.used_mask(in_order));
+  const torch::Tensor kept = step_->adams_.at(slot)->step(
+      step_->learning_rates_.at(slot), torch::isfinite(grad_norm), reducer.used_mask(in_order));
   const torch::Tensor norm = grad_norm.to(torch::kFloat64);
   totals_->device_grad_norm_sums.at(slot).add_(torch::where(kept, norm, torch::zeros_like(norm)));
   totals_->device_updates.at(slot).add_(kept);
-  step_->pending_.back().outcomes.at(slot) = Step::Outcome{kept, norm, lr};
+  step_->pending_.back().outcomes.at(slot) =
+      Step::Outcome{kept, norm, state_->learning_rates.at(slot)};
   totals_->times.optimizer += clock.seconds();
 }
 
@@ -62,6 +62,20 @@ Step::Step(Family& family, dist::Communicator& comm, const config::DistributedOp
   for (OptimizerSlot& slot : family.optimizers()) {
     adams_.push_back(std::make_unique<DeviceAdam>(*slot.optimizer));
   }
+  // On the device of each optimizer's first parameter, where DeviceAdam updates.
+  auto device_of = [](const OptimizerSlot& slot) {
+    for (const auto& group : slot.optimizer->param_groups()) {
+      if (!group.params().empty()) return group.params().front().device();
+    }
+    return torch::Device(torch::kCPU);
+  };
+  for (const OptimizerSlot& slot : family.optimizers()) {
+    learning_rates_.push_back(
+        torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(device_of(slot))));
+  }
+  const torch::Device first =
+      family.optimizers().empty() ? torch::Device(torch::kCPU) : device_of(family.optimizers()[0]);
+  device_step_ = torch::zeros({}, torch::TensorOptions().dtype(torch::kInt64).device(first));
 }
 
 Step::~Step() = default;
@@ -69,6 +83,25 @@ Step::~Step() = default;
 void Step::run(std::vector<std::unique_ptr<FamilyBatch>>& micro_batches,
                checkpoint::TrainingState& state, IntervalTotals& totals, bool stop_wish) {
   Stopwatch step_clock;
+  begin(state);
+  take(micro_batches, state, totals, stop_wish);
+  finish(micro_batches, step_clock.seconds(), state, totals);
+}
+
+void Step::begin(checkpoint::TrainingState& state) {
+  std::vector<OptimizerSlot>& slots = family_.optimizers();
+  state.learning_rates.resize(slots.size(), 0.0);
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const double lr = slots[i].learning_rate(state.step + 1, state.epoch);
+    state.learning_rates[i] = lr;
+    for (auto& group : slots[i].optimizer->param_groups()) group.options().set_lr(lr);
+    learning_rates_[i].fill_(lr);
+  }
+  device_step_.fill_(state.step + 1);
+}
+
+void Step::take(std::vector<std::unique_ptr<FamilyBatch>>& micro_batches,
+                checkpoint::TrainingState& state, IntervalTotals& totals, bool stop_wish) {
   std::vector<OptimizerSlot>& slots = family_.optimizers();
   totals.grad_norm_sums.resize(slots.size(), 0.0);
   totals.updates.resize(slots.size(), 0);
@@ -83,13 +116,8 @@ void Step::run(std::vector<std::unique_ptr<FamilyBatch>>& micro_batches,
           torch::zeros({}, torch::TensorOptions().dtype(torch::kInt64).device(device)));
     }
   }
-  state.learning_rates.resize(slots.size(), 0.0);
   std::vector<std::string> ids;
   for (const auto& batch : micro_batches) {
-    const BatchCounts counts = batch->counts();
-    totals.times.padded_frames += static_cast<double>(counts.padded_frames);
-    totals.times.frames += static_cast<double>(counts.frames);
-    totals.times.utterances += static_cast<double>(counts.utterances);
     ids.insert(ids.end(), batch->ids().begin(), batch->ids().end());
   }
   stop_wish_ = stop_wish;
@@ -101,8 +129,18 @@ void Step::run(std::vector<std::unique_ptr<FamilyBatch>>& micro_batches,
   updates.state_ = &state;
   updates.ids_ = &ids;
   family_.train_step(micro_batches, updates);
+}
+
+void Step::finish(const std::vector<std::unique_ptr<FamilyBatch>>& micro_batches, double seconds,
+                  checkpoint::TrainingState& state, IntervalTotals& totals) {
+  for (const auto& batch : micro_batches) {
+    const BatchCounts counts = batch->counts();
+    totals.times.padded_frames += static_cast<double>(counts.padded_frames);
+    totals.times.frames += static_cast<double>(counts.frames);
+    totals.times.utterances += static_cast<double>(counts.utterances);
+  }
   totals.losses.next();
-  totals.times.step += step_clock.seconds();
+  totals.times.step += seconds;
   totals.times.steps += 1;
   ++state.step;
 }

@@ -205,7 +205,7 @@ void Run::run_events(Events events) {
     std::vector<std::string> names;
     for (const OptimizerSlot& slot : family_->optimizers()) names.push_back(slot.name);
     report_interval(interval_, state_, names, progress, comm_, metrics_.get());
-    interval_ = IntervalTotals{};
+    interval_.reset();
   }
   if (events.check_replicas) dist::check_replicas(family_->module(), comm_, state_.step);
   std::unique_ptr<ValidationOutcome> validation;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli_test_util.h"
+#include "tts/formats/json.h"
 
 namespace {
 
@@ -202,4 +203,28 @@ TEST(BenchCommand, ProfileCountsOperatorsPerDecoderStepAndHostSynchronizations) 
   EXPECT_GT(json_number(vocoder.output, "ops_forward"), 0) << vocoder.output;
   EXPECT_GT(json_number(vocoder.output, "nodes_backward"), 0) << vocoder.output;
   EXPECT_TRUE(std::isnan(json_number(vocoder.output, "ops_per_decoder_step"))) << vocoder.output;
+}
+
+// --json: stdout holds the JSON object alone (progress and logs go to stderr), so a script reads
+// it whole.
+TEST(BenchCommand, ProfileJsonPrintsOneJsonObjectAloneOnStdout) {
+  Result result = run_cli("bench --config " + kTiny +
+                          " --batch 2 --text-len 12 --frames 20 --steps 1 --threads 1 --profile "
+                          "--json");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  ASSERT_EQ(result.output.find('\n'), result.output.size() - 1) << "one line: " << result.output;
+  const tts::formats::JsonValue json = tts::formats::parse_json(result.output, "bench stdout");
+  ASSERT_EQ(json.kind, tts::formats::JsonValue::Kind::kObject) << result.output;
+  for (const char* key :
+       {"ops_forward_per_decoder_step", "nodes_backward_per_decoder_step", "sync"}) {
+    const tts::formats::JsonValue* value = json.find(key);
+    ASSERT_NE(value, nullptr) << key << ": " << result.output;
+    EXPECT_EQ(value->kind, tts::formats::JsonValue::Kind::kNumber) << key;
+  }
+  // The logs are still written, to stderr.
+  Result both = run_cli("bench --config " + kTiny +
+                            " --batch 2 --text-len 12 --frames 20 --steps 1 --threads 1 --json",
+                        true);
+  ASSERT_EQ(both.exit_code, 0) << both.output;
+  EXPECT_NE(both.output.find("step 1/1"), std::string::npos) << both.output;
 }

@@ -103,6 +103,37 @@ TEST_F(TrainCommand, AResumedRunEndsWithTheParametersOfAnUninterruptedOne) {
   expect_same_parameters("straight", "resumed", 0.0);
 }
 
+// A resumed run reads the ladder it recorded (RUN/length_buckets.txt) as a regular file of the run
+// folder: a symlink pointing out of it is refused, and so is a malformed ladder, each naming the
+// file (and the line).
+TEST_F(TrainCommand, ARecordedLadderThatIsASymlinkOrMalformedIsRefusedOnResume) {
+  const std::string buckets = " --set train.length_buckets=3";
+  train("buckets", "--max-steps 1" + kAtDefaults + buckets);
+  const std::string path = root_ + "/buckets/length_buckets.txt";
+  const std::string recorded = tts::read_file(path);
+  const std::string outside = root_ + "/outside_length_buckets.txt";
+  std::ofstream(outside) << recorded;
+  fs::remove(path);
+  fs::create_symlink(outside, path);
+  const std::string resume = "train --config " + kTiny + " --data " + feats_ + " --out " + root_ +
+                             "/buckets --max-steps 2 --resume" + kAtDefaults + buckets;
+  CliResult linked = run_cli(resume, true);
+  EXPECT_NE(linked.exit_code, 0) << linked.output;
+  EXPECT_NE(linked.output.find(path), std::string::npos) << linked.output;
+  EXPECT_NE(linked.output.find("is a symbolic link"), std::string::npos) << linked.output;
+  EXPECT_EQ(tts::read_file(outside), recorded) << "the file the link points at is left alone";
+
+  fs::remove(path);
+  std::ofstream(path) << "frame_multiple 2\n3 ten\n";
+  CliResult malformed = run_cli(resume, true);
+  EXPECT_NE(malformed.exit_code, 0) << malformed.output;
+  EXPECT_NE(malformed.output.find(path + ":2: "), std::string::npos) << malformed.output;
+
+  fs::remove(path);
+  std::ofstream(path) << recorded;
+  EXPECT_EQ(run_cli(resume, true).exit_code, 0);
+}
+
 // Settings that break the rank-count promise are named once, at start, with why.
 TEST_F(TrainCommand, SettingsThatBreakThePromisesAreLoggedOnceAtStart) {
   const std::string quiet = train("quiet", "--max-steps 1" + kAtDefaults);

@@ -4,8 +4,12 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <filesystem>
+#include <fstream>
 #include <numeric>
+#include <tuple>
 
+#include "../support/scratch.h"
 #include "tts/core/error.h"
 #include "tts/data/batch.h"
 #include "tts/data/length_buckets.h"
@@ -13,6 +17,21 @@
 
 using tts::data::LengthBuckets;
 using tts::data::make_length_buckets;
+
+namespace {
+
+// The message of the tts::Error `work` throws ("" when it throws none).
+template <class Work>
+std::string error_of(Work work) {
+  try {
+    work();
+  } catch (const tts::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
 
 TEST(LengthBuckets, BoundariesAreQuantilesOfTheFramesRoundedToTheMultiple) {
   // 8 utterances, frames 10..80; text grows with frames but for one long text in a short one.
@@ -91,6 +110,62 @@ TEST(LengthBuckets, TheRecordedLadderReadsBackAndAnythingElseIsRefused) {
     EXPECT_NE(std::string(e.what()).find("RUN/length_buckets.txt"), std::string::npos);
     EXPECT_NE(std::string(e.what()).find("more than 64 buckets"), std::string::npos) << e.what();
   }
+}
+
+TEST(LengthBuckets, AMalformedLadderIsRefusedNamingTheFileTheLineAndTheFix) {
+  const std::string where = "RUN/length_buckets.txt";
+  // Each: the text, the line the error names, what it says is wrong.
+  const std::vector<std::tuple<std::string, int, std::string>> cases = {
+      {"", 1, "an empty file"},
+      {"frame_multiple 2\n", 2, "no buckets"},
+      {"frame_multiple 2\n3 10\n\n", 3, "expected a row 'TEXT FRAMES'"},
+      {"frame_multiple 2\n3 10\n4 12 1\n", 3, "expected a row 'TEXT FRAMES'"},
+      {"frame_multiple 2\n3 10\n4 +12\n", 3, "expected a row 'TEXT FRAMES'"},
+      {"frame_multiple 2\r\n3 10\n", 1, "expected 'frame_multiple R'"},
+      {"frame_multiple 2000000000\n", 1, "expected 'frame_multiple R' with R in [1, 1000000000]"},
+      {"frame_multiple 2\n3 10\n4 99999999999999999999\n", 3, "in [1, 1000000000]"},
+      {"frame_multiple 2\n3 10\n5 11\n", 3, "not an ascending bucket"},
+      {"frame_multiple 2 3 10\n", 1, "expected 'frame_multiple R'"},
+  };
+  for (const auto& [text, line, why] : cases) {
+    const std::string message = error_of([&] { LengthBuckets::parse(text, where); });
+    EXPECT_NE(message.find(where + ":" + std::to_string(line) + ": "), std::string::npos)
+        << text << " -> " << message;
+    EXPECT_NE(message.find(why), std::string::npos) << text << " -> " << message;
+    EXPECT_NE(message.find("delete the file"), std::string::npos) << message;
+  }
+  // The last line needs no newline.
+  EXPECT_EQ(LengthBuckets::parse("frame_multiple 2\n3 10\n4 12", where).frames,
+            (std::vector<int64_t>{10, 12}));
+}
+
+// RUN/length_buckets.txt is read as a regular file of the run folder: a symlink out of it (to a
+// file someone else owns, or a huge one) is refused, and so is a file past the size bound.
+TEST(LengthBuckets, TheRecordedFileIsReadOnlyAsABoundedRegularFile) {
+  namespace fs = std::filesystem;
+  const std::string root = tts::test::fresh_dir("length_buckets");
+  const std::string run = root + "/run";
+  fs::create_directories(run);
+  const LengthBuckets ladder = make_length_buckets({3, 8, 5, 12}, {10, 40, 22, 61}, 3, 2);
+  const std::string outside = root + "/outside.txt";
+  std::ofstream(outside) << ladder.format();
+  EXPECT_EQ(LengthBuckets::read(outside), ladder);
+
+  const std::string path = run + "/length_buckets.txt";
+  fs::create_symlink(outside, path);
+  std::string message = error_of([&] { LengthBuckets::read(path); });
+  EXPECT_NE(message.find(path), std::string::npos) << message;
+  EXPECT_NE(message.find("is a symbolic link"), std::string::npos) << message;
+
+  fs::remove(path);
+  std::ofstream(path) << ladder.format() << std::string(tts::data::kMaxLengthBucketsFileBytes, ' ');
+  message = error_of([&] { LengthBuckets::read(path); });
+  EXPECT_NE(message.find(path), std::string::npos) << message;
+  EXPECT_NE(message.find("more than a length-bucket ladder's"), std::string::npos) << message;
+
+  std::ofstream(path, std::ios::trunc) << "frame_multiple 2\n3 10\nfour 12\n";
+  message = error_of([&] { LengthBuckets::read(path); });
+  EXPECT_NE(message.find(path + ":3: "), std::string::npos) << message;
 }
 
 TEST(LengthBuckets, CollatePadsUpToTheBucketAsAfterAShorterUtterance) {

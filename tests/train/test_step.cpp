@@ -104,6 +104,8 @@ class ToyGanFamily final : public tts::train::Family {
     updates.backward(1, g_loss, true);
     updates.apply(1);
     updates.losses().add("loss", d_loss + g_loss);
+    device_steps.push_back(updates.device_step().clone());
+    device_step_storage = updates.device_step().data_ptr();
   }
   std::unique_ptr<tts::train::ValidationOutcome> validate(int64_t,
                                                           tts::train::MetricSink*) override {
@@ -115,6 +117,9 @@ class ToyGanFamily final : public tts::train::Family {
   std::string describe() override { return "toy GAN"; }
 
   double g_scale = 1.0;  // NaN: the generator's update is non-finite
+  // Updates::device_step of each step taken (copies), and where it lives.
+  std::vector<torch::Tensor> device_steps;
+  const void* device_step_storage = nullptr;
 
  private:
   std::shared_ptr<ToyGan> gan_;
@@ -176,6 +181,114 @@ TEST(Step, EachOptimizerUpdatesAtItsOwnRateAndTheStateHoldsTheRates) {
   EXPECT_EQ(totals.times.utterances, 2 * kPerRank);
   EXPECT_EQ(totals.losses.count, 2);
   EXPECT_TRUE(std::isfinite(totals.losses.mean("loss")));
+}
+
+// Step::begin writes the step's learning rates and number into device buffers in place; what
+// comes after it (take, what a captured graph records) reads the rates there, not the schedule,
+// and a step run as begin, take and finish is the step run() takes.
+TEST(Step, TheLearningRatesAndTheStepNumberComeFromDeviceBuffersThatBeginWrites) {
+  auto comm = local();
+  ToyGanFamily eager, split;
+  tts::train::Step eager_step(eager, *comm, {}, 3);
+  tts::train::Step split_step(split, *comm, {}, 3);
+  TrainingState eager_state, split_state;
+  tts::train::IntervalTotals eager_totals, split_totals;
+  for (int64_t s = 0; s < 3; ++s) {
+    auto eager_batches = batch_of(s, 0, 1);
+    eager_step.run(eager_batches, eager_state, eager_totals, false);
+    auto split_batches = batch_of(s, 0, 1);
+    split_step.begin(split_state);
+    EXPECT_EQ(split_state.step, s) << "begin does not advance the step";
+    split_step.take(split_batches, split_state, split_totals, false);
+    EXPECT_EQ(split_state.step, s) << "take does not advance the step";
+    tts::train::Step::finish(split_batches, 0.0, split_state, split_totals);
+    EXPECT_EQ(split_state.step, s + 1);
+  }
+  EXPECT_EQ(split_state.learning_rates, eager_state.learning_rates);
+  EXPECT_EQ(split_totals.losses.count, 3);
+  EXPECT_EQ(split_totals.times.steps, 3);
+  EXPECT_EQ(split_totals.times.utterances, 3 * kPerRank);
+  EXPECT_EQ(split_totals.losses.mean("loss"), eager_totals.losses.mean("loss"));
+  auto expected = eager.module().named_parameters();
+  for (const auto& item : split.module().named_parameters()) {
+    EXPECT_TRUE(torch::equal(item.value(), expected[item.key()])) << item.key();
+  }
+  // The step number each step saw on the device: 1, 2, 3, in one tensor (int64, 0-dim).
+  ASSERT_EQ(split.device_steps.size(), 3u);
+  for (int64_t s = 0; s < 3; ++s) {
+    EXPECT_EQ(split.device_steps[s].dim(), 0);
+    EXPECT_EQ(split.device_steps[s].scalar_type(), torch::kInt64);
+    EXPECT_EQ(split.device_steps[s].item<int64_t>(), s + 1);
+  }
+  const void* storage = split.device_step_storage;
+  // A schedule changed after begin does not reach the update: take reads begin's buffers.
+  ToyGanFamily changed;
+  tts::train::Step changed_step(changed, *comm, {}, 3);
+  TrainingState changed_state;
+  tts::train::IntervalTotals changed_totals;
+  ToyGanFamily reference;
+  tts::train::Step reference_step(reference, *comm, {}, 3);
+  TrainingState reference_state;
+  tts::train::IntervalTotals reference_totals;
+  auto batches = batch_of(0, 0, 1);
+  changed_step.begin(changed_state);
+  for (OptimizerSlot& slot : changed.optimizers()) {
+    slot.learning_rate = [](int64_t, int64_t) { return 1000.0; };
+  }
+  changed_step.take(batches, changed_state, changed_totals, false);
+  auto reference_batches = batch_of(0, 0, 1);
+  reference_step.run(reference_batches, reference_state, reference_totals, false);
+  auto updated = reference.module().named_parameters();
+  for (const auto& item : changed.module().named_parameters()) {
+    EXPECT_TRUE(torch::equal(item.value(), updated[item.key()])) << item.key();
+  }
+  // The buffer keeps its storage from step to step (a replay reads the same memory).
+  auto more = batch_of(3, 0, 1);
+  split_step.run(more, split_state, split_totals, false);
+  EXPECT_EQ(split.device_step_storage, storage);
+  EXPECT_EQ(split.device_steps.back().item<int64_t>(), 4);
+  // So do the device grad-norm sums and update counts across an interval's reset.
+  split_step.settle(split_totals);
+  const void* norms = split_totals.device_grad_norm_sums.at(0).data_ptr();
+  const void* updates = split_totals.device_updates.at(1).data_ptr();
+  split_totals.reset();
+  EXPECT_EQ(split_totals.times.steps, 0);
+  EXPECT_EQ(split_totals.updates, (std::vector<int64_t>{0, 0}));
+  auto after = batch_of(4, 0, 1);
+  split_step.run(after, split_state, split_totals, false);
+  split_step.settle(split_totals);
+  EXPECT_EQ(split_totals.device_grad_norm_sums.at(0).data_ptr(), norms);
+  EXPECT_EQ(split_totals.device_updates.at(1).data_ptr(), updates);
+  EXPECT_EQ(split_totals.updates, (std::vector<int64_t>{1, 1}));
+}
+
+// The loss sums are added to in place and zeroed in place at an interval's reset: the same
+// storage from interval to interval (what a replayed graph adds into), and the same means as a
+// sum made anew each step (the first value, then + each next, divided by the count).
+TEST(LossSums, AddInPlaceAndResetKeepTheStorageAndTheMeans) {
+  tts::train::IntervalTotals totals;
+  const std::vector<std::vector<float>> intervals = {{0.3f, 1.7f, 2.9f}, {0.11f, 5.5f}};
+  const void* storage = nullptr;
+  for (const std::vector<float>& values : intervals) {
+    torch::Tensor expected;
+    for (float v : values) {
+      const torch::Tensor value = torch::scalar_tensor(v, torch::kFloat32);
+      totals.losses.add("loss", value);
+      totals.losses.add("off", torch::Tensor());  // an undefined part: not summed
+      totals.losses.next();
+      expected = expected.defined() ? expected + value : value.clone();
+    }
+    ASSERT_EQ(totals.losses.sums.size(), 1u);
+    if (storage == nullptr) storage = totals.losses.sums[0].second.data_ptr();
+    EXPECT_EQ(totals.losses.sums[0].second.data_ptr(), storage);
+    EXPECT_EQ(totals.losses.mean("loss"),
+              expected.to(torch::kFloat64).item<double>() / static_cast<double>(values.size()));
+    EXPECT_TRUE(std::isnan(totals.losses.mean("off")));
+    totals.reset();
+    EXPECT_EQ(totals.losses.count, 0);
+    EXPECT_TRUE(std::isnan(totals.losses.mean("loss")));
+    EXPECT_EQ(totals.losses.sums[0].second.item<float>(), 0.0f);
+  }
 }
 
 TEST(Step, ANonFiniteUpdateIsSkippedForItsOptimizerAloneAndCounted) {

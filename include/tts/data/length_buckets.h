@@ -24,6 +24,11 @@ namespace tts::data {
 
 // Most buckets a ladder may have: a handful is the point; each shape is a graph and its buffers.
 inline constexpr int kMaxLengthBuckets = 64;
+// Largest RUN/length_buckets.txt read: a ladder of kMaxLengthBuckets rows is far smaller.
+inline constexpr int64_t kMaxLengthBucketsFileBytes = 64 * 1024;
+// Largest frame multiple and boundary (text symbols or mel frames) a recorded ladder may hold: far
+// past any utterance (config::kMaxUtteranceFrames), far below an overflow.
+inline constexpr int64_t kMaxLengthBucketValue = 1'000'000'000;
 
 struct LengthBuckets {
   // Ascending, the same size; frames[i] a multiple of `frame_multiple`.
@@ -40,10 +45,13 @@ struct LengthBuckets {
   // One line: "3 buckets (text, frames): (12, 96) (20, 160) (31, 248)".
   std::string describe() const;
   // The ladder as the run folder records it (RUN/length_buckets.txt), and back. parse() throws
-  // tts::Error naming `where` on anything but a ladder that format() writes (bounded:
-  // kMaxLengthBuckets rows).
+  // tts::Error naming `where`, the line and the fix on anything but a ladder that format() writes
+  // (bounded: kMaxLengthBuckets rows, values up to kMaxLengthBucketValue).
   std::string format() const;
   static LengthBuckets parse(const std::string& text, const std::string& where);
+  // parse() of the file `path`: a regular file inside its folder (a symlink is refused, fs.h) of
+  // at most kMaxLengthBucketsFileBytes.
+  static LengthBuckets read(const std::string& path);
   bool operator==(const LengthBuckets& other) const {
     return text == other.text && frames == other.frames && frame_multiple == other.frame_multiple;
   }

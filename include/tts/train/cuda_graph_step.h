@@ -3,7 +3,7 @@
 // Note [Replaying a training step]
 // A CUDA graph replays the kernels its capture recorded, on the memory they used then; none of
 // the step's host code runs again. Replaying the captured iteration is the same as running the
-// step eagerly only when the step (the family's train_step and Step::run: forward, backward, the
+// step eagerly only when the step (the family's train_step and Step::take: forward, backward, the
 // gradient reducer's all-reduce, the clip, the update):
 //  1. never synchronizes with the host: no .item(), no host branch on a device value (the
 //     gradient clip, the finite check and Adam's step count stay on the device). A
@@ -11,15 +11,23 @@
 //     so and how to train without graphs.
 //  2. reads every per-step input from device memory that is rewritten before each replay: the
 //     batch (its shape's static buffers, data/static_batch.h), the batch's counts (Batch::counts,
-//     not the host values that weight the losses), the step's learning rate (a device scalar the
-//     update reads: the schedule changes it every step), the dropout streams (keyed by the step
+//     not the host values that weight the losses), the learning rate of each optimizer and the
+//     number of the step being taken (Step's device buffers: Step::begin computes the schedule's
+//     rates on the host and fills them in place, outside the capture, before the capture and
+//     before every replay; the update reads its rate there, and a family reads the step number
+//     as Updates::device_step, not Updates::step), the dropout streams (keyed by the device step
 //     and the utterances on the device, not by host seeds), the stop wish the all-reduce carries
 //     (and the agreed stop read back from the device after the replay);
 //  3. keeps the tensors that outlive an iteration where they are: gradients zeroed in place, not
-//     freed (zero_grad without set_to_none), optimizer state allocated in the eager warm-up;
+//     freed (zero_grad without set_to_none), optimizer state allocated in the eager warm-up, and
+//     the accumulators of 4, made in the warm-up and zeroed in place at each log interval
+//     (IntervalTotals::reset), never made anew;
 //  4. leaves its losses and gradient norms in device accumulators that the log reads at its
-//     interval (the host side of LossSums and IntervalTotals::grad_norm_sums would only see the
-//     capture's placeholders).
+//     interval: LossSums adds each loss in place into its sum and IntervalTotals' device grad-norm
+//     sums and update counts are added in place, so a replay adds into the memory the log reads.
+//     The host side of a step (the batch's counts into the step times, LossSums::next that counts
+//     the step for the means, state.step) is Step::finish, which both an eager step and a replay
+//     run.
 // 2 to 4 would fail silently (a replay repeating the captured step's learning rate, weights or
 // masks), so a family states that its step meets them: Family::replay_blocker() is empty. Until
 // it is, train.cuda_graphs is refused with the family's reason.

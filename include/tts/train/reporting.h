@@ -53,16 +53,23 @@ struct StepTimes {
 };
 
 // Sums of named losses over a log interval, kept where the losses are (on the GPU: no
-// synchronization per step); mean() reads them on the host at the log interval.
+// synchronization per step); mean() reads them on the host at the log interval. Each sum is one
+// tensor for the life of the object, added to in place and zeroed in place by reset(), so a
+// replayed CUDA graph adds into the memory the next log reads (Note [Replaying a training
+// step]).
 struct LossSums {
   std::vector<std::pair<std::string, torch::Tensor>> sums;  // in the order first added
   int64_t count = 0;                                        // steps (or validation batches) added
-
-  // Adds `value` (a scalar; undefined: the part is off) to `name`'s sum.
+  // Adds `value` (a scalar; undefined: the part is off) to `name`'s sum, made (zeros of the
+  // value's dtype, on its device) on the first add of `name`.
   void add(const std::string& name, const torch::Tensor& value);
   // Ends one step's (or batch's) additions.
   void next() { ++count; }
+  // The sum over the steps since the last reset() divided by their count (NaN before any step or
+  // for a name never added).
   double mean(const std::string& name) const;
+  // Starts a new interval: every sum zeroed in place (kept, with its name) and the count 0.
+  void reset();
 };
 
 // Everything one rank collects over a log interval.
@@ -76,6 +83,10 @@ struct IntervalTotals {
   std::vector<int64_t> updates;
   std::vector<torch::Tensor> device_grad_norm_sums;
   std::vector<torch::Tensor> device_updates;
+
+  // Starts a new log interval: the times, the host sums and counts 0, the loss sums and the
+  // device accumulators zeroed in place (the same tensors, which a replayed step adds into).
+  void reset();
 };
 
 // Where the run stands, for the ETA of the log line.

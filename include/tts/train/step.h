@@ -45,13 +45,19 @@ class Updates {
   // The optimizer step being taken, 1-based (what the learning-rate schedule and keyed dropout
   // are given): the same on every rank and in a resumed run.
   int64_t step() const;
+  // The same number as a 0-dim int64 tensor on the parameters' device, written in place by
+  // Step::begin before the step (and before each replay of a captured one): what a step that a
+  // CUDA graph replays reads, where step() would stay the captured step's (Note [Replaying a
+  // training step]).
+  const torch::Tensor& device_step() const;
 
   // Back-propagates `loss` (already scaled: divided by the micro-batch count, weighted by the
   // rank's share of the global batch) into optimizer `slot`'s gradients, through its reducer;
   // `last_micro_batch` launches the reduction of the accumulated gradients.
   void backward(size_t slot, const torch::Tensor& loss, bool last_micro_batch);
   // Finishes `slot`'s reduction (every rank then holds the mean gradient), clips its global norm
-  // and, when the norm is finite, updates at the slot's learning rate for the step; a non-finite
+  // and, when the norm is finite, updates at the slot's learning rate for the step (the device
+  // buffer Step::begin wrote); a non-finite
   // norm skips this optimizer's update (every rank sees the same norm, so all skip), and so does
   // an update that would make a weight or a moment non-finite (undone). Decided on the device;
   // reported by Step::settle.
@@ -80,9 +86,25 @@ class Step {
   // `totals` (grad norms and update counts on the device, until settle()), sets
   // state.learning_rates and advances state.step. `stop_wish`: this rank asks to stop after the
   // step (rides on the step's all-reduce; stop_agreed()). Reads nothing on the host (Note [No
-  // host reads in a step]).
+  // host reads in a step]). The eager form of begin(), take() and finish(), which a replayed
+  // step runs apart (Note [Replaying a training step]).
   void run(std::vector<std::unique_ptr<FamilyBatch>>& micro_batches,
            checkpoint::TrainingState& state, IntervalTotals& totals, bool stop_wish);
+  // The host side before step state.step + 1: the schedule's learning rate of each optimizer for
+  // it into state.learning_rates and the optimizer's groups, and those rates and the step number
+  // written in place into the device buffers the update and Updates::device_step read (no host
+  // read, no allocation).
+  void begin(checkpoint::TrainingState& state);
+  // The step begin() prepared, without finish(): the family's train_step (forward, losses,
+  // backward, the updates at the buffers' learning rates) and the record of what settle() reads.
+  // What a captured graph records; state.step is left as it was.
+  void take(std::vector<std::unique_ptr<FamilyBatch>>& micro_batches,
+            checkpoint::TrainingState& state, IntervalTotals& totals, bool stop_wish);
+  // The host side after a step's device work was issued (take(), or the replay of a captured
+  // take()): adds the micro-batches' counts and the step's `seconds` to `totals`, ends the step's
+  // loss additions (LossSums::next) and advances state.step.
+  static void finish(const std::vector<std::unique_ptr<FamilyBatch>>& micro_batches, double seconds,
+                     checkpoint::TrainingState& state, IntervalTotals& totals);
   // A read point: reads what the steps since the last one left on the device (one host read per
   // optimizer and one for the flags), logs a warning for every skipped update, adds the grad-norm
   // sums and update counts into `totals`, writes the Adam step counts into the optimizers' states
@@ -101,6 +123,11 @@ class Step {
   int max_bad_steps_;
   std::vector<std::unique_ptr<dist::GradientReducer>> reducers_;
   std::vector<std::unique_ptr<DeviceAdam>> adams_;  // one per optimizer: Note [Device Adam]
+  // Written by begin() in place, read by the step: per optimizer its learning rate (0-dim
+  // float64 on its parameters' device), and the number of the step being taken (0-dim int64 on
+  // the first optimizer's parameters' device).
+  std::vector<torch::Tensor> learning_rates_;
+  torch::Tensor device_step_;
   // What a step left on the device, until settle() reads it.
   struct Outcome {
     torch::Tensor kept;  // 0-dim bool: the update was taken
