@@ -117,6 +117,19 @@ void add_profile(JsonLine& json, const models::BenchSubject& subject, const Prof
   std::vector<std::string> syncs;
   for (const auto& [name, count] : c.syncs) syncs.push_back(fmt::format("{} {}", name, count));
   json.add_text("sync_ops", fmt::format("{}", fmt::join(syncs, ", ")));
+  // Where the iteration's time goes: the top-level operators and autograd nodes with the largest
+  // shares of it, largest first (the rest is in neither).
+  std::vector<std::pair<double, std::string>> by_time;
+  for (const auto& [name, seconds] : c.seconds_by_name) by_time.emplace_back(seconds, name);
+  std::sort(by_time.begin(), by_time.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  std::vector<std::string> shares;
+  for (size_t i = 0; i < std::min<size_t>(by_time.size(), 10); ++i) {
+    shares.push_back(
+        fmt::format("{} {:.1f}%", by_time[i].second, 100 * by_time[i].first / base.seconds));
+  }
+  json.add_text("time_share_by_name", fmt::format("{}", fmt::join(shares, ", ")));
   if (subject.text_len <= 0) return;
   const int64_t r = std::max(1, subject.phase.r);
   const ProfiledStep longer = at_frames(2 * subject.frames);

@@ -48,11 +48,21 @@ struct GradientReducer::State {
   // this rank's pattern changes; `counts` is the last step's all-reduced copy.
   bool learned = false;
   std::vector<bool> learned_used;
-  std::vector<bool> host_flags;  // what used_flags holds (size 0: not built yet)
+  std::vector<bool> host_flags;  // what used_flags holds
   torch::Tensor used_flags, counts, never_used;
   // Until settle(): the stop counts summed over the reducing steps, and whether a parameter no
-  // rank used in the learning step got a gradient since.
+  // rank used in the learning step got a gradient since. Made once and added into, zeroed in
+  // place by settle(): a replayed CUDA graph of a step adds into the memory settle() reads.
   torch::Tensor stop_sum, surprise;
+  bool ever_reduced = false;  // settle() has something to read
+
+  // this rank's stop wish into used_flags' last element, written only when it changes.
+  void write_stop_wish(bool stop) {
+    const size_t n = slots.size();
+    if (host_flags[n] == stop) return;
+    used_flags[static_cast<int64_t>(n)].fill_(stop ? 1 : 0);
+    host_flags[n] = stop;
+  }
   // Per optimizer parameter list: where each one's slot is in `counts` (n: not reduced).
   std::vector<torch::TensorImpl*> mask_for;
   torch::Tensor mask_index;
@@ -132,6 +142,12 @@ GradientReducer::GradientReducer(std::vector<torch::Tensor> parameters, Communic
     numels.back() += p.numel();
     bucket_bytes += bytes;
   }
+  const auto on_device = torch::TensorOptions().device(comm.device());
+  s.used_flags =
+      torch::zeros({static_cast<int64_t>(s.slots.size() + 1)}, on_device.dtype(torch::kFloat32));
+  s.host_flags.assign(s.slots.size() + 1, false);
+  s.stop_sum = torch::zeros({}, on_device.dtype(torch::kFloat32));
+  s.surprise = torch::zeros({}, on_device.dtype(torch::kBool));
   for (size_t b = 0; b < s.buckets.size(); ++b) {
     s.buckets[b].flat = torch::zeros({numels[b]}, s.buckets[b].flat.options());
   }
@@ -174,6 +190,10 @@ void GradientReducer::begin_step(bool reduce_this_micro_batch) {
   s.next_launch = 0;
 }
 
+void GradientReducer::set_stop_wish(bool stop_requested) {
+  state_->write_stop_wish(stop_requested);
+}
+
 void GradientReducer::finish_step(bool stop_requested) {
   State& s = *state_;
   if (!s.reducing) {
@@ -207,20 +227,13 @@ void GradientReducer::finish_step(bool stop_requested) {
     // stop: written on the device only where this rank's pattern changed (no copy from host
     // memory, which would synchronize).
     const size_t n = s.slots.size();
-    std::vector<bool> flags(n + 1);
-    for (size_t i = 0; i < n; ++i) flags[i] = s.slots[i].used;
-    flags[n] = stop_requested;
-    if (s.host_flags.size() != flags.size()) {
-      s.used_flags =
-          torch::zeros({static_cast<int64_t>(n + 1)},
-                       torch::TensorOptions().dtype(torch::kFloat32).device(s.comm->device()));
-      s.host_flags.assign(n + 1, false);
+    for (size_t i = 0; i < n; ++i) {
+      if (s.slots[i].used != s.host_flags[i]) {
+        s.used_flags[static_cast<int64_t>(i)].fill_(s.slots[i].used ? 1 : 0);
+        s.host_flags[i] = s.slots[i].used;
+      }
     }
-    for (size_t i = 0; i <= n; ++i) {
-      if (flags[i] != s.host_flags[i])
-        s.used_flags[static_cast<int64_t>(i)].fill_(flags[i] ? 1 : 0);
-    }
-    s.host_flags = flags;
+    s.write_stop_wish(stop_requested);
     used_counts = s.used_flags.clone();
     std::vector<torch::Tensor> one{used_counts};
     used_pending = s.comm->all_reduce_sum_async(one);
@@ -238,7 +251,8 @@ void GradientReducer::finish_step(bool stop_requested) {
   s.counts = used_counts;
   const torch::Tensor used_by = used_counts.narrow(0, 0, static_cast<int64_t>(n)) > 0;
   const torch::Tensor stop = used_counts.narrow(0, static_cast<int64_t>(n), 1).sum();
-  s.stop_sum = s.stop_sum.defined() ? s.stop_sum.add_(stop) : stop.clone();
+  s.stop_sum.add_(stop);
+  s.ever_reduced = true;
   if (!s.learned) {
     // Note [Used parameters]: the one host read of the run.
     const torch::Tensor read = host_read(used_by);
@@ -248,7 +262,7 @@ void GradientReducer::finish_step(bool stop_requested) {
     s.learned = true;
   } else {
     const torch::Tensor surprise = used_by.logical_and(s.never_used).any();
-    s.surprise = s.surprise.defined() ? s.surprise.logical_or_(surprise) : surprise;
+    s.surprise.logical_or_(surprise);
   }
   for (size_t i = 0; i < n; ++i) {
     State::Slot& slot = s.slots[i];
@@ -296,13 +310,12 @@ torch::Tensor GradientReducer::used_mask(const std::vector<torch::Tensor>& param
 
 void GradientReducer::settle() {
   State& s = *state_;
-  if (!s.stop_sum.defined()) return;
-  std::vector<torch::Tensor> values{s.stop_sum.to(torch::kFloat32).reshape({1})};
-  if (s.surprise.defined()) values.push_back(s.surprise.to(torch::kFloat32).reshape({1}));
-  const torch::Tensor read = host_read(torch::cat(values));
+  if (!s.ever_reduced) return;
+  const torch::Tensor read =
+      host_read(torch::cat({s.stop_sum.reshape({1}), s.surprise.to(torch::kFloat32).reshape({1})}));
   const float* v = read.data_ptr<float>();
   s.stop_agreed = v[0] > 0.0f;
-  if (values.size() > 1 && v[1] != 0.0f) {
+  if (v[1] != 0.0f) {
     // A parameter no rank used in the learning step got a gradient since: its gradients of the
     // steps in between were not applied. Learn again at the next step.
     log::get("dist")->warn(
@@ -311,8 +324,8 @@ void GradientReducer::settle() {
         "again");
     s.learned = false;
   }
-  s.stop_sum = torch::Tensor();
-  s.surprise = torch::Tensor();
+  s.stop_sum.zero_();
+  s.surprise.zero_();
 }
 
 bool GradientReducer::stop_agreed() const { return state_->stop_agreed; }

@@ -25,6 +25,13 @@ void check_graphed_step(Family& family, const config::TrainOptions& train,
         "captures one micro-batch per step, but train.accumulate is {}: set train.accumulate: 1",
         train.accumulate));
   }
+  const std::string blocker = family.replay_blocker();
+  if (!blocker.empty()) {
+    refuse(fmt::format(
+        "needs a training step that a replay repeats exactly (Note [Replaying a training step], "
+        "include/tts/train/cuda_graph_step.h), and this model's does not yet: {}",
+        blocker));
+  }
   if (!device.is_cuda()) {
     refuse(fmt::format(
         "needs a CUDA device, but this run trains on {}: run it on a GPU (train.device: cuda)",
@@ -35,13 +42,6 @@ void check_graphed_step(Family& family, const config::TrainOptions& train,
       "needs a build with CUDA, and this one has none: build against a CUDA libtorch "
       "(scripts/build.sh --torch pip)");
 #endif
-  const std::string blocker = family.replay_blocker();
-  if (!blocker.empty()) {
-    refuse(fmt::format(
-        "needs a training step that a replay repeats exactly (Note [Replaying a training step], "
-        "include/tts/train/cuda_graph_step.h), and this model's does not yet: {}",
-        blocker));
-  }
 }
 
 std::unique_ptr<GraphedStep> make_graphed_step(Step& step, Family& family,

@@ -59,12 +59,12 @@ class CudaGraphedStep final : public GraphedStep {
         // device buffers the graph reads (Note [Replaying a training step], 2), on the side
         // stream, before the replay.
         Stopwatch clock;
-        step_.begin(state);
+        step_.begin(state, stop_wish);
         auto found = graphs_.find(slot.shape);
-        at::cuda::CUDAGraph& graph = found != graphs_.end()
-                                         ? *found->second
-                                         : capture(slot.shape, batches, state, totals, stop_wish);
-        graph.replay();  // after a capture too: it recorded the step without running it
+        Graph& graph =
+            found != graphs_.end() ? found->second : capture(slot.shape, batches, state, totals);
+        graph.graph->replay();  // after a capture too: it recorded the step without running it
+        step_.replayed(graph.record, batches, state);
         Step::finish(batches, clock.seconds(), state, totals);
       }
     }
@@ -78,15 +78,19 @@ class CudaGraphedStep final : public GraphedStep {
  private:
   // Records Step::take on the side stream (current), after Step::begin; the host side of take
   // (the record settle() reads) runs here, once, for the step the replay then takes.
-  at::cuda::CUDAGraph& capture(const std::string& shape,
-                               std::vector<std::unique_ptr<FamilyBatch>>& batches,
-                               checkpoint::TrainingState& state, IntervalTotals& totals,
-                               bool stop_wish) {
+  // A shape's graph and the record of what its step leaves for Step::settle.
+  struct Graph {
+    std::unique_ptr<at::cuda::CUDAGraph> graph;
+    Step::Captured record;
+  };
+
+  Graph& capture(const std::string& shape, std::vector<std::unique_ptr<FamilyBatch>>& batches,
+                 checkpoint::TrainingState& state, IntervalTotals& totals) {
     auto graph = std::make_unique<at::cuda::CUDAGraph>();
     side_.synchronize();  // the warm-up's work is done before the capture starts
     graph->capture_begin(pool_);
     try {
-      step_.take(batches, state, totals, stop_wish);
+      step_.take(batches, state, totals);
     } catch (const std::exception& e) {
       try {
         graph->capture_end();  // ends the (invalidated) capture so the stream is usable again
@@ -101,7 +105,7 @@ class CudaGraphedStep final : public GraphedStep {
     graph->capture_end();
     log::get("train")->info("step {}: captured the training step of batch shape ({}), graph {}",
                             state.step + 1, shape, graphs_.size() + 1);
-    return *graphs_.emplace(shape, std::move(graph)).first->second;
+    return graphs_.emplace(shape, Graph{std::move(graph), step_.captured()}).first->second;
   }
 
   Step& step_;
@@ -109,7 +113,7 @@ class CudaGraphedStep final : public GraphedStep {
   c10::cuda::CUDAStream side_;
   c10::MempoolId_t pool_;  // shared by every shape's graph: they replay one at a time
   StaticBatches buffers_;
-  std::map<std::string, std::unique_ptr<at::cuda::CUDAGraph>> graphs_;
+  std::map<std::string, Graph> graphs_;
 };
 
 }  // namespace

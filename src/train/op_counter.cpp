@@ -101,7 +101,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   return call;
 }
 
-void on_end(const at::RecordFunction&, at::ObserverContext* context) {
+void on_end(const at::RecordFunction& fn, at::ObserverContext* context) {
   if (context == nullptr) return;
   const auto* call = static_cast<Call*>(context);
   const double seconds =
@@ -117,6 +117,7 @@ void on_end(const at::RecordFunction&, at::ObserverContext* context) {
     return;
   }
   state.counts.op_seconds += seconds;
+  if (call->top) state.counts.seconds_by_name[fn.name()] += seconds;
 }
 
 }  // namespace

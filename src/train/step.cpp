@@ -83,12 +83,12 @@ Step::~Step() = default;
 void Step::run(std::vector<std::unique_ptr<FamilyBatch>>& micro_batches,
                checkpoint::TrainingState& state, IntervalTotals& totals, bool stop_wish) {
   Stopwatch step_clock;
-  begin(state);
-  take(micro_batches, state, totals, stop_wish);
+  begin(state, stop_wish);
+  take(micro_batches, state, totals);
   finish(micro_batches, step_clock.seconds(), state, totals);
 }
 
-void Step::begin(checkpoint::TrainingState& state) {
+void Step::begin(checkpoint::TrainingState& state, bool stop_wish) {
   std::vector<OptimizerSlot>& slots = family_.optimizers();
   state.learning_rates.resize(slots.size(), 0.0);
   for (size_t i = 0; i < slots.size(); ++i) {
@@ -98,10 +98,12 @@ void Step::begin(checkpoint::TrainingState& state) {
     learning_rates_[i].fill_(lr);
   }
   device_step_.fill_(state.step + 1);
+  stop_wish_ = stop_wish;
+  for (auto& reducer : reducers_) reducer->set_stop_wish(stop_wish);
 }
 
 void Step::take(std::vector<std::unique_ptr<FamilyBatch>>& micro_batches,
-                checkpoint::TrainingState& state, IntervalTotals& totals, bool stop_wish) {
+                checkpoint::TrainingState& state, IntervalTotals& totals) {
   std::vector<OptimizerSlot>& slots = family_.optimizers();
   totals.grad_norm_sums.resize(slots.size(), 0.0);
   totals.updates.resize(slots.size(), 0);
@@ -120,7 +122,6 @@ void Step::take(std::vector<std::unique_ptr<FamilyBatch>>& micro_batches,
   for (const auto& batch : micro_batches) {
     ids.insert(ids.end(), batch->ids().begin(), batch->ids().end());
   }
-  stop_wish_ = stop_wish;
   pending_.push_back(Pending{state.step + 1, ids, std::vector<Outcome>(slots.size())});
   for (OptimizerSlot& slot : slots) slot.optimizer->zero_grad();
   Updates updates;
@@ -143,6 +144,33 @@ void Step::finish(const std::vector<std::unique_ptr<FamilyBatch>>& micro_batches
   totals.times.step += seconds;
   totals.times.steps += 1;
   ++state.step;
+}
+
+Step::Captured Step::captured() {
+  TTS_CHECK(!pending_.empty(), "Step::captured: no take() to have captured");
+  Captured record;
+  for (const Outcome& outcome : pending_.back().outcomes) {
+    record.kept.push_back(outcome.kept);
+    record.norms.push_back(outcome.norm);
+  }
+  pending_.pop_back();
+  return record;
+}
+
+void Step::replayed(const Captured& record,
+                    const std::vector<std::unique_ptr<FamilyBatch>>& micro_batches,
+                    const checkpoint::TrainingState& state) {
+  Pending pending{state.step + 1, {}, std::vector<Outcome>(record.kept.size())};
+  for (const auto& batch : micro_batches) {
+    pending.ids.insert(pending.ids.end(), batch->ids().begin(), batch->ids().end());
+  }
+  for (size_t slot = 0; slot < record.kept.size(); ++slot) {
+    if (!record.kept[slot].defined()) continue;
+    // Copies on the device, queued after the replay: the next replay rewrites the graph's own.
+    pending.outcomes[slot] = Outcome{record.kept[slot].clone(), record.norms[slot].clone(),
+                                     state.learning_rates.at(slot)};
+  }
+  pending_.push_back(std::move(pending));
 }
 
 void Step::settle(IntervalTotals& totals) {

@@ -203,6 +203,12 @@ TEST(BenchCommand, ProfileCountsOperatorsPerDecoderStepAndHostSynchronizations) 
   EXPECT_GT(json_number(vocoder.output, "ops_forward"), 0) << vocoder.output;
   EXPECT_GT(json_number(vocoder.output, "nodes_backward"), 0) << vocoder.output;
   EXPECT_TRUE(std::isnan(json_number(vocoder.output, "ops_per_decoder_step"))) << vocoder.output;
+  // Where its time goes, largest share first: a HiFi-GAN step is its convolutions.
+  const size_t shares = vocoder.output.find("\"time_share_by_name\": \"");
+  ASSERT_NE(shares, std::string::npos) << vocoder.output;
+  const std::string first = vocoder.output.substr(shares, 80);
+  EXPECT_NE(first.find("onvolution"), std::string::npos) << first;
+  EXPECT_NE(first.find('%'), std::string::npos) << first;
 }
 
 // --json: stdout holds the JSON object alone (progress and logs go to stderr), so a script reads

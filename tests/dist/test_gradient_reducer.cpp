@@ -40,6 +40,19 @@ torch::Tensor shard_loss(Mlp& net, int step, int micro, int shard) {
   return torch::mse_loss(net.forward(x, shard == 0), target);
 }
 
+// What every rank of these tests starts with: one thread, a 30 s collective timeout, and its Gloo
+// communicator from the launcher's environment (fork_ranks.h).
+config::DistributedOptions rank_options() {
+  torch::set_num_threads(1);
+  config::DistributedOptions options;
+  options.timeout_s = 30;
+  return options;
+}
+
+std::unique_ptr<Communicator> rank_communicator(const config::DistributedOptions& options) {
+  return make_communicator(RankInfo::from_env(), options, tts::config::Backend::kGloo);
+}
+
 double max_relative_difference(const torch::Tensor& a, const torch::Tensor& b) {
   return ((a - b).abs().max() / b.abs().max().clamp_min(1e-12)).item<double>();
 }
@@ -55,12 +68,10 @@ class Reducer : public ::testing::TestWithParam<Case> {};
 TEST_P(Reducer, MatchesOneProcessOnTheConcatenatedBatch) {
   const Case c = GetParam();
   auto codes = run_ranks(c.world, [c](int rank) {
-    torch::set_num_threads(1);
-    config::DistributedOptions options;
-    options.timeout_s = 30;
+    config::DistributedOptions options = rank_options();
     options.bucket_mb = c.bucket_mb;
     options.first_bucket_mb = c.bucket_mb / 2;
-    auto comm = make_communicator(RankInfo::from_env(), options, tts::config::Backend::kGloo);
+    auto comm = rank_communicator(options);
 
     torch::manual_seed(rank);
     Mlp net;
@@ -136,10 +147,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, Reducer,
 // accumulation only the reducing micro-batch carries it.
 TEST(ReducerStop, OneRanksWishReachesEveryRankAtTheSameStep) {
   auto codes = run_ranks(3, [](int rank) {
-    torch::set_num_threads(1);
-    config::DistributedOptions options;
-    options.timeout_s = 30;
-    auto comm = make_communicator(RankInfo::from_env(), options, tts::config::Backend::kGloo);
+    const config::DistributedOptions options = rank_options();
+    auto comm = rank_communicator(options);
     torch::manual_seed(0);
     Mlp net;
     GradientReducer reducer(net.parameters(), *comm, options);
@@ -164,10 +173,8 @@ TEST(ReducerStop, OneRanksWishReachesEveryRankAtTheSameStep) {
 // that gets a gradient later is noticed at settle() and learned again.
 TEST(ReducerUsed, LearnedOnceThenMaskedOnTheDeviceAndLearnedAgainWhenItChanges) {
   auto codes = run_ranks(2, [](int rank) {
-    torch::set_num_threads(1);
-    config::DistributedOptions options;
-    options.timeout_s = 30;
-    auto comm = make_communicator(RankInfo::from_env(), options, tts::config::Backend::kGloo);
+    const config::DistributedOptions options = rank_options();
+    auto comm = rank_communicator(options);
     torch::Tensor a = torch::ones({3}, torch::requires_grad());  // used at every step
     torch::Tensor b = torch::ones({2}, torch::requires_grad());  // used at step 0 only
     torch::Tensor c = torch::ones({4}, torch::requires_grad());  // by rank 1 from step 2 on

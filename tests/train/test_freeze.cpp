@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "family_stub.h"
 #include "tts/core/error.h"
 #include "tts/dist/communicator.h"
 #include "tts/train/family.h"
@@ -36,7 +37,7 @@ struct EncoderDecoder : torch::nn::Module {
   torch::nn::Linear encoder{nullptr}, encoder_projection{nullptr}, decoder{nullptr};
 };
 
-class TwoPartFamily final : public tts::train::Family {
+class TwoPartFamily final : public tts::test::FamilyStub {
  public:
   TwoPartFamily() : model_(std::make_shared<EncoderDecoder>()) {
     tts::config::TrainOptions train;
@@ -45,8 +46,6 @@ class TwoPartFamily final : public tts::train::Family {
   }
   torch::nn::Module& module() override { return *model_; }
   std::vector<tts::train::OptimizerSlot>& optimizers() override { return slots_; }
-  void set_phase(const tts::data::Phase&) override {}
-  tts::train::BatchSource& train_batches() override { throw tts::Error("not used"); }
   void train_step(std::vector<std::unique_ptr<FamilyBatch>>& micro_batches,
                   tts::train::Updates& updates) override {
     const auto& batch = static_cast<Batch&>(*micro_batches.at(0));
@@ -56,13 +55,6 @@ class TwoPartFamily final : public tts::train::Family {
     updates.backward(0, loss, true);
     updates.apply(0);
     updates.losses().add("loss", loss);
-  }
-  std::unique_ptr<tts::train::ValidationOutcome> validate(int64_t,
-                                                          tts::train::MetricSink*) override {
-    return nullptr;
-  }
-  std::string warm_start(const std::string&, const std::vector<std::string>&) override {
-    return "";
   }
   std::string describe() override { return "encoder-decoder"; }
   EncoderDecoder& model() { return *model_; }
@@ -121,7 +113,7 @@ TEST(Freeze, NothingToFreezeChangesNothing) {
 }
 
 TEST(Freeze, APartThatNamesNoParameterIsRefusedListingTheModelsParts) {
-  for (const std::string& part : {"postnet", "enc", "encoder.weigh"}) {
+  for (const std::string part : {"postnet", "enc", "encoder.weigh"}) {
     TwoPartFamily family;
     try {
       tts::train::freeze_parts(family, {part});

@@ -1,11 +1,16 @@
 // The static buffers a graphed step replays from (train/static_batches.h): one set per batch
-// shape, made on the shape's first batch, reused after; a shape past the limit is refused.
+// shape, made on the shape's first batch, reused after; a shape past the limit is refused. And
+// what check_graphed_step (train/cuda_graph_step.h) refuses.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "tts/config/config.h"
 #include "tts/core/error.h"
 #include "tts/data/batch.h"
+#include "tts/dist/communicator.h"
+#include "tts/models/registry.h"
 #include "tts/models/tacotron2/family.h"
+#include "tts/train/cuda_graph_step.h"
 #include "tts/train/static_batches.h"
 
 namespace {
@@ -70,4 +75,60 @@ TEST(StaticBatches, AFamilyWithoutStaticShapesIsRefused) {
     EXPECT_NE(std::string(e.what()).find("train.cuda_graphs: false"), std::string::npos)
         << e.what();
   }
+}
+
+namespace {
+
+std::unique_ptr<tts::train::Family> family_of(const std::string& config_file,
+                                              tts::config::Config& config,
+                                              tts::dist::Communicator& comm) {
+  config = tts::config::load_config(std::string(TTS_SOURCE_DIR) + "/configs/" + config_file, {});
+  // bench's subject: the family without a store.
+  return tts::models::family(config.model.kind)
+      .bench(tts::train::FamilyContext{config, tts::dist::Placement{}, comm, "", "", {}},
+             tts::models::BenchShape{})
+      .family;
+}
+
+std::string refusal(tts::train::Family& family, const tts::config::TrainOptions& train,
+                    const torch::Device& device) {
+  try {
+    tts::train::check_graphed_step(family, train, device);
+  } catch (const tts::UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+// train.cuda_graphs is refused with its fix: without length buckets, with accumulation, for a
+// family that has not stated that a replay of its step repeats it, and off a CUDA device (or
+// build). Tacotron-2 states it (Note [Replaying a training step]): on the CPU only the device is
+// left to refuse.
+TEST(CheckGraphedStep, RefusesWhatAReplayCannotRepeatWithTheFix) {
+  auto comm = tts::dist::make_communicator(tts::dist::RankInfo{}, {}, tts::config::Backend::kGloo);
+  tts::config::Config tacotron_config, vocoder_config;
+  auto tacotron = family_of("tiny.yaml", tacotron_config, *comm);
+  auto vocoder = family_of("hifigan_small.yaml", vocoder_config, *comm);
+  tts::config::TrainOptions train = tacotron_config.train;
+  train.cuda_graphs = true;
+  train.length_buckets = 0;
+  EXPECT_NE(refusal(*tacotron, train, torch::kCUDA).find("set train.length_buckets"),
+            std::string::npos);
+  train.length_buckets = 4;
+  train.accumulate = 2;
+  EXPECT_NE(refusal(*tacotron, train, torch::kCUDA).find("set train.accumulate: 1"),
+            std::string::npos);
+  train.accumulate = 1;
+  const std::string vocoder_refusal = refusal(*vocoder, train, torch::kCUDA);
+  EXPECT_NE(vocoder_refusal.find("has not stated"), std::string::npos) << vocoder_refusal;
+  EXPECT_NE(vocoder_refusal.find("train.cuda_graphs: false"), std::string::npos);
+  EXPECT_EQ(tacotron->replay_blocker(), "");
+  const std::string on_cpu = refusal(*tacotron, train, torch::kCPU);
+  EXPECT_NE(on_cpu.find("needs a CUDA device"), std::string::npos) << on_cpu;
+#ifndef TTS_WITH_CUDA
+  EXPECT_NE(refusal(*tacotron, train, torch::kCUDA).find("needs a build with CUDA"),
+            std::string::npos);
+#endif
 }

@@ -3,6 +3,7 @@
 // step, each with its own learning-rate rule. On one process: learning rates in the training
 // state, a non-finite update skipped for its optimizer alone, and a checkpoint of both optimizers
 // that resumes bit for bit. On 2 and 3 Gloo ranks: W ranks x B train as 1 rank x W*B.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -10,6 +11,7 @@
 
 #include "../dist/fork_ranks.h"
 #include "../support/scratch.h"
+#include "family_stub.h"
 #include "tts/checkpoint/checkpoint.h"
 #include "tts/core/error.h"
 #include "tts/dist/communicator.h"
@@ -71,7 +73,7 @@ struct ToyGan : torch::nn::Module {
 
 // Least-squares GAN losses, as HiFi-GAN's: the discriminator first (on a detached fake), then
 // the generator through the updated discriminator.
-class ToyGanFamily final : public tts::train::Family {
+class ToyGanFamily final : public tts::test::FamilyStub {
  public:
   explicit ToyGanFamily(double generator_lr = 0.05, double generator_eps = 1e-8)
       : gan_(std::make_shared<ToyGan>()) {
@@ -90,8 +92,6 @@ class ToyGanFamily final : public tts::train::Family {
   }
   torch::nn::Module& module() override { return *gan_; }
   std::vector<OptimizerSlot>& optimizers() override { return slots_; }
-  void set_phase(const tts::data::Phase&) override {}
-  tts::train::BatchSource& train_batches() override { throw tts::Error("not used"); }
   void train_step(std::vector<std::unique_ptr<FamilyBatch>>& micro_batches,
                   tts::train::Updates& updates) override {
     const auto& batch = static_cast<ToyBatch&>(*micro_batches.at(0));
@@ -106,13 +106,6 @@ class ToyGanFamily final : public tts::train::Family {
     updates.losses().add("loss", d_loss + g_loss);
     device_steps.push_back(updates.device_step().clone());
     device_step_storage = updates.device_step().data_ptr();
-  }
-  std::unique_ptr<tts::train::ValidationOutcome> validate(int64_t,
-                                                          tts::train::MetricSink*) override {
-    return nullptr;
-  }
-  std::string warm_start(const std::string&, const std::vector<std::string>&) override {
-    return "";
   }
   std::string describe() override { return "toy GAN"; }
 
@@ -197,9 +190,9 @@ TEST(Step, TheLearningRatesAndTheStepNumberComeFromDeviceBuffersThatBeginWrites)
     auto eager_batches = batch_of(s, 0, 1);
     eager_step.run(eager_batches, eager_state, eager_totals, false);
     auto split_batches = batch_of(s, 0, 1);
-    split_step.begin(split_state);
+    split_step.begin(split_state, false);
     EXPECT_EQ(split_state.step, s) << "begin does not advance the step";
-    split_step.take(split_batches, split_state, split_totals, false);
+    split_step.take(split_batches, split_state, split_totals);
     EXPECT_EQ(split_state.step, s) << "take does not advance the step";
     tts::train::Step::finish(split_batches, 0.0, split_state, split_totals);
     EXPECT_EQ(split_state.step, s + 1);
@@ -231,11 +224,11 @@ TEST(Step, TheLearningRatesAndTheStepNumberComeFromDeviceBuffersThatBeginWrites)
   TrainingState reference_state;
   tts::train::IntervalTotals reference_totals;
   auto batches = batch_of(0, 0, 1);
-  changed_step.begin(changed_state);
+  changed_step.begin(changed_state, false);
   for (OptimizerSlot& slot : changed.optimizers()) {
     slot.learning_rate = [](int64_t, int64_t) { return 1000.0; };
   }
-  changed_step.take(batches, changed_state, changed_totals, false);
+  changed_step.take(batches, changed_state, changed_totals);
   auto reference_batches = batch_of(0, 0, 1);
   reference_step.run(reference_batches, reference_state, reference_totals, false);
   auto updated = reference.module().named_parameters();
@@ -317,6 +310,26 @@ TEST(Step, ANonFiniteUpdateIsSkippedForItsOptimizerAloneAndCounted) {
   }
 }
 
+namespace {
+
+// The read point after three skipped updates in a row (train.max_bad_steps 3) ends the run,
+// naming the count, the last step and its first utterance.
+void expect_three_bad_steps_end_the_run(tts::train::Step& step, tts::train::IntervalTotals& totals,
+                                        int64_t last_step, const std::string& utterance) {
+  try {
+    step.settle(totals);
+    FAIL() << "three bad steps in a row went on";
+  } catch (const tts::Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("3 steps in a row"), std::string::npos) << message;
+    EXPECT_NE(message.find(fmt::format("the last step {}", last_step)), std::string::npos)
+        << message;
+    EXPECT_NE(message.find(utterance), std::string::npos) << message;
+  }
+}
+
+}  // namespace
+
 // A step decides on the device (Note [No host reads in a step]): skipped updates are counted,
 // warned about and held against train.max_bad_steps at the next read point, Step::settle, which
 // names the step that reached the limit.
@@ -346,15 +359,38 @@ TEST(Step, SkippedUpdatesAreReportedAtTheReadPoint) {
     auto batches = batch_of(s, 0, 1);
     EXPECT_NO_THROW(step.run(batches, state, totals, false));
   }
-  try {
-    step.settle(totals);
-    FAIL() << "three bad steps in a row went on";
-  } catch (const tts::Error& e) {
-    const std::string message = e.what();
-    EXPECT_NE(message.find("3 steps in a row"), std::string::npos) << message;
-    EXPECT_NE(message.find("the last step 6"), std::string::npos) << message;
-    EXPECT_NE(message.find("sample_20 "), std::string::npos) << message;  // step 6's first
-  }
+  expect_three_bad_steps_end_the_run(step, totals, 6, "sample_20 ");  // step 6's first
+}
+
+// A step run as a replayed CUDA graph (Note [Replaying a training step]) leaves its record for
+// settle() through Step::captured and Step::replayed: here on the CPU, take() stands for the
+// capture and its replay at once (its outputs are what a replay writes), and the steps are
+// reported as eager ones are: the updates counted, the skipped ones warned about and held
+// against train.max_bad_steps, naming the step and its utterances.
+TEST(Step, AReplayedStepIsReportedAtTheReadPointAsAnEagerOne) {
+  auto comm = local();
+  ToyGanFamily family;
+  tts::train::Step step(family, *comm, {}, 3);
+  TrainingState state;
+  tts::train::IntervalTotals totals;
+  auto replay = [&](int64_t s) {
+    auto batches = batch_of(s, 0, 1);
+    step.begin(state, false);
+    step.take(batches, state, totals);
+    const tts::train::Step::Captured record = step.captured();
+    ASSERT_EQ(record.kept.size(), 2u);
+    step.replayed(record, batches, state);
+    tts::train::Step::finish(batches, 0.0, state, totals);
+  };
+  replay(0);
+  family.g_scale = NAN;
+  replay(1);
+  step.settle(totals);
+  EXPECT_EQ(state.step, 2);
+  EXPECT_EQ(totals.updates, (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(totals.losses.count, 2);
+  for (int64_t s = 2; s < 5; ++s) replay(s);
+  expect_three_bad_steps_end_the_run(step, totals, 4, "sample_12 ");  // step 4's first
 }
 
 TEST(Step, ACheckpointOfBothOptimizersResumesBitForBit) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "family_stub.h"
 #include "tts/checkpoint/training_state.h"
 #include "tts/core/error.h"
 #include "tts/dist/communicator.h"
@@ -33,7 +34,7 @@ class DeviceBatch final : public FamilyBatch {
   std::vector<std::string> ids_{"a", "b", "c", "d"};
 };
 
-class CudaFamily final : public tts::train::Family {
+class CudaFamily final : public tts::test::FamilyStub {
  public:
   CudaFamily() : net_(std::make_shared<torch::nn::LinearImpl>(8, 3)) {
     net_->to(torch::kCUDA);
@@ -48,8 +49,6 @@ class CudaFamily final : public tts::train::Family {
   }
   torch::nn::Module& module() override { return *net_; }
   std::vector<OptimizerSlot>& optimizers() override { return slots_; }
-  void set_phase(const tts::data::Phase&) override {}
-  tts::train::BatchSource& train_batches() override { throw tts::Error("not used"); }
   void train_step(std::vector<std::unique_ptr<FamilyBatch>>& micro_batches,
                   tts::train::Updates& updates) override {
     const auto& batch = static_cast<DeviceBatch&>(*micro_batches.at(0));
@@ -57,13 +56,6 @@ class CudaFamily final : public tts::train::Family {
     updates.backward(0, loss, true);
     updates.apply(0);
     updates.losses().add("loss", loss);
-  }
-  std::unique_ptr<tts::train::ValidationOutcome> validate(int64_t,
-                                                          tts::train::MetricSink*) override {
-    return nullptr;
-  }
-  std::string warm_start(const std::string&, const std::vector<std::string>&) override {
-    return "";
   }
   std::string describe() override { return "linear on CUDA"; }
 

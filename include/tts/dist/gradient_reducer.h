@@ -54,6 +54,10 @@ class GradientReducer {
   // them no rank used in this step (the optimizer leaves those alone, as it does a parameter
   // without a gradient). The stop wishes are summed on the device until settle().
   void finish_step(bool stop_requested = false);
+  // Writes this rank's stop wish where the next finish_step() sends it, in place (no host read,
+  // no allocation): what a step run as a replayed CUDA graph, whose finish_step() does not run
+  // on the host, sends. finish_step(stop) with the same wish then writes nothing.
+  void set_stop_wish(bool stop_requested);
   // Per parameter of `parameters` (an optimizer's, in its order), float64 on the device: 1 where
   // some rank gave it a gradient in the last reducing step (or the reducer does not hold it), 0
   // where none did. Undefined before the first reducing step.

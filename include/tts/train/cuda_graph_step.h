@@ -17,7 +17,8 @@
 //     before every replay; the update reads its rate there, and a family reads the step number
 //     as Updates::device_step, not Updates::step), the dropout streams (keyed by the device step
 //     and the utterances on the device, not by host seeds), the stop wish the all-reduce carries
-//     (and the agreed stop read back from the device after the replay);
+//     (GradientReducer::set_stop_wish, from Step::begin; the agreed stop read back from the
+//     device at the read point);
 //  3. keeps the tensors that outlive an iteration where they are: gradients zeroed in place, not
 //     freed (zero_grad without set_to_none), optimizer state allocated in the eager warm-up, and
 //     the accumulators of 4, made in the warm-up and zeroed in place at each log interval
@@ -27,7 +28,9 @@
 //     sums and update counts are added in place, so a replay adds into the memory the log reads.
 //     The host side of a step (the batch's counts into the step times, LossSums::next that counts
 //     the step for the means, state.step) is Step::finish, which both an eager step and a replay
-//     run.
+//     run The record of whether each update was kept, which settle() reads (its warnings,
+//     train.max_bad_steps), is the graph's output: Step::captured takes it from the capture and
+//     Step::replayed copies it on the device after each replay.
 // 2 to 4 would fail silently (a replay repeating the captured step's learning rate, weights or
 // masks), so a family states that its step meets them: Family::replay_blocker() is empty. Until
 // it is, train.cuda_graphs is refused with the family's reason.
@@ -37,7 +40,9 @@
 // are allocated there, outside any capture); the next one is captured on that stream into a
 // memory pool that every shape's graph shares (graphs replay one at a time), then replayed; every
 // later batch of the shape is copied into the shape's static buffers and the graph replayed. The
-// all-reduce is captured with the step (NCCL can be captured; Gloo never runs on CUDA here).
+// all-reduce is captured with the step (NCCL can be captured; Gloo never runs on CUDA here), but
+// not NCCL's blocking wait, which waits on the host: several NCCL ranks replay only with
+// TORCH_NCCL_BLOCKING_WAIT=0 in the environment (docs/gpu.md).
 #pragma once
 
 #include <torch/types.h>

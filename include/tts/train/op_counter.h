@@ -24,8 +24,10 @@ struct OpCounts {
   std::map<std::string, int64_t> syncs;
   // Tensors created by allocation operators (aten::empty, aten::empty_strided, ...), at any depth.
   int64_t allocations = 0;
-  // Seconds inside top-level operators and autograd nodes, summed.
+  // Seconds inside top-level operators and autograd nodes, summed, and by name: where the time
+  // goes (a node's time is its own, the operators it calls included).
   double op_seconds = 0;
+  std::map<std::string, double> seconds_by_name;
 
   int64_t sync_total() const;
 };

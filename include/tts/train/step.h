@@ -94,12 +94,30 @@ class Step {
   // it into state.learning_rates and the optimizer's groups, and those rates and the step number
   // written in place into the device buffers the update and Updates::device_step read (no host
   // read, no allocation).
-  void begin(checkpoint::TrainingState& state);
+  // `stop_wish`: this rank asks to stop after the step, written in place where the step's
+  // all-reduce sends it (GradientReducer::set_stop_wish).
+  void begin(checkpoint::TrainingState& state, bool stop_wish);
   // The step begin() prepared, without finish(): the family's train_step (forward, losses,
   // backward, the updates at the buffers' learning rates) and the record of what settle() reads.
   // What a captured graph records; state.step is left as it was.
   void take(std::vector<std::unique_ptr<FamilyBatch>>& micro_batches,
-            checkpoint::TrainingState& state, IntervalTotals& totals, bool stop_wish);
+            checkpoint::TrainingState& state, IntervalTotals& totals);
+  // What a captured take() left for settle(): per optimizer whether its update was kept and its
+  // gradient norm, tensors the graph rewrites at each replay (undefined where the family did not
+  // apply that optimizer).
+  struct Captured {
+    std::vector<torch::Tensor> kept, norms;
+  };
+  // After take() was captured (not run): its record is taken out of what settle() reads (its
+  // tensors hold nothing until a replay) and returned, for replayed().
+  Captured captured();
+  // After a replay of the take() `record` came from, before finish(): the record of step
+  // state.step + 1 for settle() (its skipped-update warnings, train.max_bad_steps), copied on the
+  // device from the graph's outputs, with `micro_batches`' utterances and the learning rates
+  // begin() set.
+  void replayed(const Captured& record,
+                const std::vector<std::unique_ptr<FamilyBatch>>& micro_batches,
+                const checkpoint::TrainingState& state);
   // The host side after a step's device work was issued (take(), or the replay of a captured
   // take()): adds the micro-batches' counts and the step's `seconds` to `totals`, ends the step's
   // loss additions (LossSums::next) and advances state.step.

@@ -152,10 +152,8 @@ class Tacotron2Family final : public train::Family {
       Stopwatch clock;
       // From device values only (the step, the batch's utterance keys): what a replayed CUDA
       // graph reads afresh.
-      const models::KeyedDropout dropout(
-          static_cast<uint64_t>(config_.train.seed),
-          torch::scalar_tensor(updates.step(), torch::kInt64).to(batch.utterance_keys.device()),
-          batch.utterance_keys);
+      const models::KeyedDropout dropout(static_cast<uint64_t>(config_.train.seed),
+                                         updates.device_step(), batch.utterance_keys);
       tacotron2::TacotronOutput output;
       tacotron2::LossParts parts =
           forward_loss(*model_, batch, config_.train, &output,
@@ -192,11 +190,11 @@ class Tacotron2Family final : public train::Family {
         models::resumed_speaker_table(table, speakers_, config_.model.speakers, "model.speakers");
   }
 
-  std::string replay_blocker() const override {
-    return "its losses are weighted by host-side frame counts (not Batch::counts), its dropout "
-           "masks are keyed on the host, and the learning rate reaches the update as a host value "
-           "each step";
-  }
+  // Note [Replaying a training step]: the step reads nothing on the host; its per-step inputs
+  // are the static buffers (the batch, Batch::counts that weight the losses, Batch::
+  // utterance_keys), Step's learning rates and Updates::device_step (the dropout keys), and its
+  // losses go into LossSums in place.
+  std::string replay_blocker() const override { return ""; }
 
   std::string describe() override {
     std::string text = fmt::format("Tacotron-2, {} parameters", train::count_parameters(*model_));
@@ -243,15 +241,9 @@ class Tacotron2Family final : public train::Family {
   void record_length_buckets() {
     if (comm_.rank() != 0 || run_dir_.empty()) return;
     const std::string path = run_dir_ + "/length_buckets.txt";
-    if (std::filesystem::exists(path)) {
-      const FileDescriptor fd = open_regular_file_for_read(path);
-      const int64_t size = file_size(fd, path);
-      TTS_CHECK(size <= 64 * 1024,
-                "{}: {} bytes, more than a length-bucket ladder's 64 KiB; delete it to record the "
-                "ladder the store gives again",
-                path, size);
-      const data::LengthBuckets recorded =
-          data::LengthBuckets::parse(read_at(fd, path, 0, size), path);
+    // symlink_status: a link (even a dangling one) is read, and refused, not written through.
+    if (std::filesystem::exists(std::filesystem::symlink_status(path))) {
+      const data::LengthBuckets recorded = data::LengthBuckets::read(path);
       TTS_CHECK(recorded == buckets_,
                 "train.length_buckets: the run recorded {} in {}, but the store now gives {}: "
                 "its training set changed; resume with the store the run started with, or "

@@ -1,6 +1,6 @@
 // step_linear's per-step products on the CPU, by whichever of two ways is faster for the shape:
 //  - a small-batch kernel that streams the large operand once, without packing it (the few rows
-//    of the other operand stay in cache): for float with AVX2 + FMA, tiles of up to 4 rows x 16
+//    of the other operand stay in cache): for float with AVX2 + FMA, tiles of up to 6 rows x 16
 //    columns held in registers across blocks of 16 rows of the large operand, which are read
 //    along their rows (16 sequential streams the hardware prefetcher follows). At 4 rows it is
 //    bandwidth-bound (a 2560 x 4096 weight in ~2.4 ms, ~18 GB/s) where MKL and OpenBLAS spend
@@ -67,60 +67,73 @@ void accumulate_product(int64_t rows, int64_t n, int64_t k, const T* a, const T*
 }
 
 #if TTS_X86_KERNELS
-// out[R rows, j .. j + 16) += a[R rows, k0 .. k1) @ b[k0 .. k1, j .. j + 16): the tile stays in
-// 2R registers over the block. a and out start at the tile's first row; lda = K.
-template <int R>
+// out[R rows, j .. j + 8V) += a[R rows, k0 .. k1) @ b[k0 .. k1, j .. j + 8V): the tile stays in
+// R x V registers over the block. a and out start at the tile's first row; lda = K. Every output
+// element is the same chain of FMAs over l in order whatever the tile's shape, so the tiles
+// change speed, never values.
+template <int R, int V>
 __attribute__((target("avx2,fma"))) inline void tile_avx2(int64_t n, int64_t lda, int64_t k0,
                                                           int64_t k1, const float* a,
                                                           const float* b, float* out, int64_t j) {
-  __m256 acc[R][2];
+  __m256 acc[R][V];
   for (int r = 0; r < R; ++r) {
-    acc[r][0] = _mm256_loadu_ps(out + r * n + j);
-    acc[r][1] = _mm256_loadu_ps(out + r * n + j + 8);
+    for (int v = 0; v < V; ++v) acc[r][v] = _mm256_loadu_ps(out + r * n + j + 8 * v);
   }
   for (int64_t l = k0; l < k1; ++l) {
     const float* bl = b + l * n + j;
-    __m256 b0 = _mm256_loadu_ps(bl), b1 = _mm256_loadu_ps(bl + 8);
+    __m256 bv[V];
+    for (int v = 0; v < V; ++v) bv[v] = _mm256_loadu_ps(bl + 8 * v);
     for (int r = 0; r < R; ++r) {
       __m256 coefficient = _mm256_broadcast_ss(a + r * lda + l);
-      acc[r][0] = _mm256_fmadd_ps(coefficient, b0, acc[r][0]);
-      acc[r][1] = _mm256_fmadd_ps(coefficient, b1, acc[r][1]);
+      for (int v = 0; v < V; ++v) acc[r][v] = _mm256_fmadd_ps(coefficient, bv[v], acc[r][v]);
     }
   }
   for (int r = 0; r < R; ++r) {
-    _mm256_storeu_ps(out + r * n + j, acc[r][0]);
-    _mm256_storeu_ps(out + r * n + j + 8, acc[r][1]);
+    for (int v = 0; v < V; ++v) _mm256_storeu_ps(out + r * n + j + 8 * v, acc[r][v]);
   }
 }
 
-// tile_avx2<R> for the number of rows R <= Max known at run time.
-template <int Max>
+// tile_avx2<R, V> for the number of rows R <= Max known at run time.
+template <int Max, int V>
 __attribute__((target("avx2,fma"))) inline void tile_rows_avx2(int64_t rows, int64_t n, int64_t lda,
                                                                int64_t k0, int64_t k1,
                                                                const float* a, const float* b,
                                                                float* out, int64_t j) {
   if constexpr (Max >= 1) {
     if (rows == Max) {
-      tile_avx2<Max>(n, lda, k0, k1, a, b, out, j);
+      tile_avx2<Max, V>(n, lda, k0, k1, a, b, out, j);
     } else {
-      tile_rows_avx2<Max - 1>(rows, n, lda, k0, k1, a, b, out, j);
+      tile_rows_avx2<Max - 1, V>(rows, n, lda, k0, k1, a, b, out, j);
     }
   }
 }
 
+// Every row of a's tiles of 8V columns at column j: 6 rows at a time, then the rest.
+template <int V>
+__attribute__((target("avx2,fma"))) inline void column_tile_avx2(int64_t rows, int64_t n, int64_t k,
+                                                                 int64_t k0, int64_t k1,
+                                                                 const float* a, const float* b,
+                                                                 float* out, int64_t j) {
+  int64_t m = 0;
+  for (; m + 6 <= rows; m += 6) tile_avx2<6, V>(n, k, k0, k1, a + m * k, b, out + m * n, j);
+  tile_rows_avx2<5, V>(rows - m, n, k, k0, k1, a + m * k, b, out + m * n, j);
+}
+
 // out [M, N] += a [M, K] @ b [K, N] over the columns [begin, end), all contiguous (see the top).
+// Tiles of 6 rows x 16 columns (12 accumulators of the 16 registers: enough independent FMA
+// chains to cover the FMA latency; at 16 rows 10-15% faster than 4-row tiles on the larger
+// products), then the rows left, then the last columns. 16 columns are one 64-byte line of b a
+// row: wider tiles (24) straddle lines and were slower.
 __attribute__((target("avx2,fma"))) void accumulate_product_avx2(int64_t rows, int64_t n, int64_t k,
                                                                  const float* a, const float* b,
                                                                  float* out, int64_t begin,
                                                                  int64_t end) {
-  constexpr int64_t kBlock = 16;  // rows of b per pass: 8 to 32 measured, 16 best at 4 rows
+  constexpr int64_t kBlock = 16;  // rows of b per pass: 8 to 128 measured, 16 best at 4 and 16 rows
   const int64_t vector_end = begin + (end - begin) / 16 * 16;
   for (int64_t k0 = 0; k0 < k; k0 += kBlock) {
     const int64_t k1 = std::min(k, k0 + kBlock);
     for (int64_t j = begin; j < vector_end; j += 16) {
-      int64_t m = 0;
-      for (; m + 4 <= rows; m += 4) tile_avx2<4>(n, k, k0, k1, a + m * k, b, out + m * n, j);
-      tile_rows_avx2<3>(rows - m, n, k, k0, k1, a + m * k, b, out + m * n, j);
+      column_tile_avx2<2>(rows, n, k, k0, k1, a, b, out, j);
     }
   }
   for (int64_t l = 0; l < k; ++l) {  // the last columns, fewer than 16
