@@ -53,21 +53,24 @@ void copy_batch_into(Batch& target, const Batch& source, bool non_blocking) {
             want.describe(), have.describe());
   TTS_CHECK(target.counts.defined(), "copy_batch_into: the target is not from allocate_like");
   // The host fields are the source's (whatever fields a Batch has); the tensors stay the
-  // target's buffers and take the source's values.
+  // target's buffers and take the source's values. Everything is checked before anything is
+  // written: a refused batch leaves the buffers as they were.
+  auto from = source.tensors();
   std::vector<torch::Tensor> buffers;
-  for (const auto& field : target.tensors()) buffers.push_back(*field.second);
+  for (const auto& [name, buffer] : target.tensors()) {
+    const torch::Tensor& value = *from[buffers.size()].second;
+    TTS_CHECK(
+        std::string(name) == "counts" || (buffer->defined() == value.defined() &&
+                                          (!buffer->defined() || buffer->sizes() == value.sizes())),
+        "static batch buffers: the {} tensors differ in shape", name);
+    buffers.push_back(*buffer);
+  }
   target = source;
   auto to = target.tensors();
-  auto from = source.tensors();
   for (size_t i = 0; i < to.size(); ++i) {
     *to[i].second = buffers[i];
-    const torch::Tensor& value = *from[i].second;
-    torch::Tensor& buffer = *to[i].second;
     if (std::string(to[i].first) == "counts") continue;  // below, from the host counts
-    TTS_CHECK(buffer.defined() == value.defined() &&
-                  (!buffer.defined() || buffer.sizes() == value.sizes()),
-              "static batch buffers: the {} tensors differ in shape", to[i].first);
-    if (buffer.defined()) buffer.copy_(value, non_blocking);
+    if (buffers[i].defined()) buffers[i].copy_(*from[i].second, non_blocking);
   }
   // From a fresh host tensor: a non-blocking copy may still be reading it after we return, so it
   // must not be a buffer this function reuses.

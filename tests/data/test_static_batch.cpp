@@ -83,6 +83,18 @@ TEST(StaticBatch, ABatchOfAnotherShapeIsRefused) {
         batch_of({{3, 8}, {2, 6}}, 1.0f, {}, true)}) {  // with speakers
     EXPECT_THROW(tts::data::copy_batch_into(buffers, other), tts::Error);
   }
+  // A refused batch leaves the buffers as they were: the same storage (what a captured graph
+  // reads), none of the other batch's tensors or host fields.
+  tts::data::copy_batch_into(buffers, small);
+  const void* mel = buffers.mel.data_ptr();
+  const void* keys = buffers.utterance_keys.data_ptr();
+  tts::data::Batch longer = batch_of({{3, 8}, {2, 6}}, 2.0f, {3, 10});
+  EXPECT_THROW(tts::data::copy_batch_into(buffers, longer), tts::Error);
+  EXPECT_EQ(buffers.mel.data_ptr(), mel);
+  EXPECT_EQ(buffers.utterance_keys.data_ptr(), keys);
+  EXPECT_TRUE(torch::equal(buffers.mel, small.mel));
+  EXPECT_TRUE(buffers.counts.defined());
+  EXPECT_EQ(buffers.mel_length_values, small.mel_length_values);
   tts::data::Batch not_static = small;  // no counts: not from allocate_like
   EXPECT_THROW(tts::data::copy_batch_into(not_static, small), tts::Error);
 }

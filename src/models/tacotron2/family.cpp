@@ -190,11 +190,24 @@ class Tacotron2Family final : public train::Family {
         models::resumed_speaker_table(table, speakers_, config_.model.speakers, "model.speakers");
   }
 
-  // Note [Replaying a training step]: the step reads nothing on the host; its per-step inputs
-  // are the static buffers (the batch, Batch::counts that weight the losses, Batch::
-  // utterance_keys), Step's learning rates and Updates::device_step (the dropout keys), and its
-  // losses go into LossSums in place.
-  std::string replay_blocker() const override { return ""; }
+  // Note [Replaying a training step]. Met: the per-step inputs are the static buffers (the batch,
+  // Batch::counts that weight the losses, Batch::utterance_keys), Step's learning rates and
+  // Updates::device_step (the dropout keys), and the losses go into LossSums in place. Not yet:
+  // on CUDA the encoder's and the CBHG's LSTMs run cuDNN over a packed batch, whose lengths are
+  // read on the host (a capture cannot, and a replay would repeat the captured batch's); and the
+  // batch shapes graphs are keyed by do not carry r, so an r_schedule switch between two rows of
+  // the same batch size would replay the previous r's graph.
+  std::string replay_blocker() const override {
+    std::string reason =
+        "on CUDA its encoder's (and CBHG's) LSTMs pack each batch by lengths read on the host "
+        "(cuDNN over a packed batch), which a graph can neither capture nor repeat";
+    if (config_.train.r_schedule.size() > 1) {
+      reason +=
+          "; and its graphs are keyed by batch shapes without r, which train.r_schedule "
+          "changes";
+    }
+    return reason;
+  }
 
   std::string describe() override {
     std::string text = fmt::format("Tacotron-2, {} parameters", train::count_parameters(*model_));

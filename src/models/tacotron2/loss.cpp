@@ -100,13 +100,19 @@ LossParts compute_loss(const TacotronOutput& output, const Targets& targets,
 
 torch::Tensor weighted_total(const LossParts& parts, const torch::Tensor& frame_weight,
                              const torch::Tensor& pair_weight, const LossOptions& options) {
-  torch::Tensor total = frame_weight.defined() ? parts.frames * frame_weight : parts.frames;
+  // A weight tensor multiplies as a double scalar does (x * w in float64, rounded once to x's
+  // dtype, forward and backward: the gradient reaching x is its own rounded once), so a batch's
+  // device counts give the loss, its dtype and its gradients that host counts gave.
+  auto weighted = [](const torch::Tensor& x, const torch::Tensor& w) {
+    return (x.to(torch::kFloat64) * w).to(x.scalar_type());
+  };
+  torch::Tensor total =
+      frame_weight.defined() ? weighted(parts.frames, frame_weight) : parts.frames;
   if (parts.guided_attention.defined()) {
-    total =
-        total + parts.guided_attention *
-                    (pair_weight.defined()
-                         ? pair_weight * options.guided_attention_weight
-                         : torch::scalar_tensor(options.guided_attention_weight, torch::kFloat64));
+    const torch::Tensor& attention = parts.guided_attention;
+    total = total + (pair_weight.defined()
+                         ? weighted(attention, pair_weight * options.guided_attention_weight)
+                         : attention * options.guided_attention_weight);
   }
   return total;
 }

@@ -383,6 +383,39 @@ TEST(Loss, WeightedTotalScalesTheFramePartsAndTheGuidedPartApart) {
   EXPECT_NEAR(tts::tacotron2::weighted_total(parts, 3.0, 0.25, train).item<double>(), 6.0, 1e-9);
 }
 
+// Weights as 0-dim float64 tensors (from a batch's device counts) give the loss, its dtype and
+// its gradients that double scalars give, bit for bit: the product in float64, rounded once, as a
+// double scalar's (also under an average over 3 micro-batches, where rounding the weight to
+// float first gives other gradients).
+TEST(Loss, WeightTensorsGiveWhatDoubleScalarsGive) {
+  tts::tacotron2::LossOptions train = tts::tacotron2::loss_options({});
+  train.guided_attention_weight = 10;
+  const double frame_weight = 7.0 * 2 / 9.0, pair_weight = 11.0 * 2 / 13.0;
+  auto run = [&](bool tensors) {
+    tts::tacotron2::LossParts parts;
+    torch::Tensor frames = torch::tensor(1.2345f, torch::requires_grad());
+    torch::Tensor attention = torch::tensor(0.678f, torch::requires_grad());
+    parts.frames = frames * 1;
+    parts.guided_attention = attention * 1;
+    torch::Tensor total =
+        tensors ? tts::tacotron2::weighted_total(
+                      parts, torch::scalar_tensor(frame_weight, torch::kFloat64),
+                      torch::scalar_tensor(pair_weight, torch::kFloat64), train)
+                : parts.frames * frame_weight +
+                      parts.guided_attention * (train.guided_attention_weight * pair_weight);
+    torch::Tensor loss = total / 3.0;
+    loss.backward();
+    return std::vector<torch::Tensor>{loss, frames.grad(), attention.grad()};
+  };
+  const auto scalars = run(false);
+  const auto tensors = run(true);
+  EXPECT_EQ(tensors[0].scalar_type(), torch::kFloat32);
+  for (size_t i = 0; i < scalars.size(); ++i) {
+    EXPECT_TRUE(torch::equal(scalars[i], tensors[i]))
+        << i << ": " << scalars[i].item<double>() << " against " << tensors[i].item<double>();
+  }
+}
+
 TEST(Loss, GuidedAttentionWeightsAreZeroOnTheDiagonalAndOutsideTheLengths) {
   torch::Tensor w = tts::tacotron2::guided_attention_weights(
       torch::tensor({4}, torch::kInt64), torch::tensor({4}, torch::kInt64), 5, 6, 0.2);
