@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "family_stub.h"
 #include "tts/config/config.h"
 #include "tts/core/error.h"
 #include "tts/data/batch.h"
@@ -90,6 +91,22 @@ std::unique_ptr<tts::train::Family> family_of(const std::string& config_file,
       .family;
 }
 
+// A family whose step a replay repeats (what none is yet): what is left to refuse is the
+// device and the build.
+class ReplayableFamily final : public tts::test::FamilyStub {
+ public:
+  torch::nn::Module& module() override { return module_; }
+  std::vector<tts::train::OptimizerSlot>& optimizers() override { return slots_; }
+  void train_step(std::vector<std::unique_ptr<tts::train::FamilyBatch>>&,
+                  tts::train::Updates&) override {}
+  std::string replay_blocker() const override { return ""; }
+  std::string describe() override { return "replayable"; }
+
+ private:
+  torch::nn::Module module_;
+  std::vector<tts::train::OptimizerSlot> slots_;
+};
+
 std::string refusal(tts::train::Family& family, const tts::config::TrainOptions& train,
                     const torch::Device& device) {
   try {
@@ -130,4 +147,12 @@ TEST(CheckGraphedStep, RefusesWhatAReplayCannotRepeatWithTheFix) {
       << "one r: " << tacotron_refusal;
   // A family's reason comes before the device's: what would have to change in the model first.
   EXPECT_NE(refusal(*tacotron, train, torch::kCPU).find("pack each batch"), std::string::npos);
+  ReplayableFamily replayable;
+  const std::string on_cpu = refusal(replayable, train, torch::kCPU);
+  EXPECT_NE(on_cpu.find("needs a CUDA device, but this run trains on cpu"), std::string::npos)
+      << on_cpu;
+#ifndef TTS_WITH_CUDA
+  EXPECT_NE(refusal(replayable, train, torch::kCUDA).find("needs a build with CUDA"),
+            std::string::npos);
+#endif
 }
