@@ -100,9 +100,10 @@ LossParts compute_loss(const TacotronOutput& output, const Targets& targets,
 
 torch::Tensor weighted_total(const LossParts& parts, const torch::Tensor& frame_weight,
                              const torch::Tensor& pair_weight, const LossOptions& options) {
-  // A weight tensor multiplies as a double scalar does (x * w in float64, rounded once to x's
-  // dtype, forward and backward: the gradient reaching x is its own rounded once), so a batch's
-  // device counts give the loss, its dtype and its gradients that host counts gave.
+  // A weight tensor multiplies in float64 and is rounded once to x's dtype, forward and backward
+  // (the gradient reaching x too), as a double scalar does on libtorch 1.13 (2.x rounds the scalar
+  // to float first: 1 ulp apart at most): a batch's device counts give the loss and its dtype that
+  // host counts gave, and the same gradients on every libtorch.
   auto weighted = [](const torch::Tensor& x, const torch::Tensor& w) {
     return (x.to(torch::kFloat64) * w).to(x.scalar_type());
   };
