@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -165,18 +164,22 @@ bool receive_text(int fd, std::string& text, int timeout_ms) {
 }
 
 // The child's loop: (language, text) in, a status, a message or the clauses out, until the
-// parent closes its end.
+// parent closes its end (or dies: the socket closes with it). A text the child is still on
+// after the parent's timeout ends it by an alarm, so a child whose parent died mid-text does
+// not linger.
 [[noreturn]] void serve(int fd) {
   while (true) {
     std::string language, text;
     if (!receive_text(fd, language, -1) || !receive_text(fd, text, -1)) ::_exit(0);
     std::vector<std::string> clauses;
     std::string failure;
+    ::alarm(static_cast<unsigned>(kTimeoutMs / 1000 + 1));
     try {
       clauses = translate_here(language, text);
     } catch (const std::exception& e) {
       failure = e.what();
     }
+    ::alarm(0);
     const uint64_t count = failure.empty() ? clauses.size() : 0;
     bool sent = send_text(fd, failure) && send_all(fd, &count, sizeof(count));
     for (const std::string& clause : clauses) sent = sent && send_text(fd, clause);
@@ -225,8 +228,11 @@ class Worker {
       throw Error(fmt::format("cannot start the espeak-ng worker: fork: {}", std::strerror(error)));
     }
     if (pid == 0) {
+      // Not PR_SET_PDEATHSIG: it fires when the *thread* that forked exits, and the thread
+      // that restarts the worker after a crash may be a preprocess worker that finishes first,
+      // killing the child under the texts of the threads still running.
       ::close(fds[0]);
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlives the process it serves
+      ::signal(SIGALRM, SIG_DFL);
       serve(fds[1]);
     }
     ::close(fds[1]);

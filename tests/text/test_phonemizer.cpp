@@ -191,3 +191,21 @@ TEST(Phonemizer, ACrashInsideEspeakNgCostsOneTextNotTheProcess) {
   }
   EXPECT_EQ(phonemizer.phonemize("hello world"), before);
 }
+
+// The worker a thread restarts after a crash outlives that thread: preprocess's workers finish
+// one by one, and the others' texts still go to the child the first one started.
+TEST(Phonemizer, AWorkerRestartedByAThreadThatEndsServesTheOthers) {
+  Phonemizer phonemizer("en-us");
+  const std::string before = phonemizer.phonemize("hello world");
+  std::string crash;
+  for (int i = 0; i < 110; ++i) crash += "s'";
+  std::thread restarter([&] {
+    try {
+      phonemizer.phonemize(crash);  // 1.51 kills the worker here
+    } catch (const tts::Error&) {
+    }
+    EXPECT_EQ(phonemizer.phonemize("hello world"), before);  // this thread starts a new one
+  });
+  restarter.join();
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(phonemizer.phonemize("hello world"), before);
+}
