@@ -91,6 +91,7 @@ Batch collate(std::vector<Example> examples, int n_frames_per_step, PadTo pad_to
   const int64_t t_mel = std::max(padded_frames(max_frames, r), pad_to.frames);
 
   Batch out;
+  out.r = r;
   out.text = torch::zeros({batch, max_text}, torch::kInt64);
   out.text_lengths = torch::empty({batch}, torch::kInt64);
   out.mel = torch::zeros({batch, t_mel, n_mels}, torch::kFloat32);

@@ -10,13 +10,14 @@
 namespace tts::data {
 
 bool BatchShape::operator==(const BatchShape& other) const {
-  return utterances == other.utterances && text == other.text && frames == other.frames &&
-         n_mels == other.n_mels && n_linear == other.n_linear && speakers == other.speakers;
+  return utterances == other.utterances && r == other.r && text == other.text &&
+         frames == other.frames && n_mels == other.n_mels && n_linear == other.n_linear &&
+         speakers == other.speakers;
 }
 
 std::string BatchShape::describe() const {
-  return fmt::format("B {}, text {}, frames {}, mels {}{}{}", utterances, text, frames, n_mels,
-                     n_linear > 0 ? fmt::format(", linear {}", n_linear) : std::string(),
+  return fmt::format("B {}, r {}, text {}, frames {}, mels {}{}{}", utterances, r, text, frames,
+                     n_mels, n_linear > 0 ? fmt::format(", linear {}", n_linear) : std::string(),
                      speakers ? ", speakers" : "");
 }
 
@@ -26,6 +27,7 @@ BatchShape shape_of(const Batch& batch) {
       "a batch without its [B, T] text and [B, T, n_mels] mel tensors");
   BatchShape shape;
   shape.utterances = batch.text.size(0);
+  shape.r = batch.r;
   shape.text = batch.text.size(1);
   shape.frames = batch.mel.size(1);
   shape.n_mels = batch.mel.size(2);
@@ -43,6 +45,7 @@ Batch allocate_like(const Batch& batch, const torch::Device& device) {
     if (t.defined()) *fields[i].second = torch::zeros(t.sizes(), t.options().device(device));
   }
   out.counts = torch::zeros({4}, torch::dtype(torch::kInt64).device(device));
+  out.r = batch.r;
   return out;
 }
 

@@ -26,19 +26,16 @@ TEST_F(TrainCudaGraphs, AReplayedRunEndsWithTheParametersOfAnEagerOne) {
   const std::string common = tts::test::kAtDefaults +
                              " --max-steps 24 --set train.device=cuda --set train.batch_size=4"
                              " --set train.length_buckets=2 --set train.log_interval=4";
-  // Refused while Tacotron-2's step does not meet Note [Replaying a training step] (its reason is
-  // tested in CheckGraphedStep); the comparison runs once it does.
   const tts::test::CliResult graphed =
       tts::test::run_cli("train --config " + tts::test::kTiny + " --data " + feats_ + " --out " +
                              root_ + "/graphed " + common + " --set train.cuda_graphs=true",
                          true);
-  if (graphed.exit_code != 0 && graphed.output.find("does not yet") != std::string::npos) {
-    GTEST_SKIP() << "train.cuda_graphs is refused for this model: " << graphed.output;
-  }
   ASSERT_EQ(graphed.exit_code, 0) << graphed.output;
   EXPECT_NE(graphed.output.find("captured the training step"), std::string::npos) << graphed.output;
   train("eager", common);
-  expect_same_parameters("graphed", "eager", 1e-6);
+  // The graphed run's encoder LSTM runs masked, the eager run's cuDNN's over the packed batch
+  // (recurrence_paths): the same function in another order of float additions.
+  expect_same_parameters("graphed", "eager", 1e-4);
 }
 
 }  // namespace

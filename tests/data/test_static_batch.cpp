@@ -42,7 +42,7 @@ TEST(StaticBatch, TwoBatchesOfABucketShareTheShapeAndCopyInPlace) {
   const tts::data::Batch first = batch_of({{9, 30}, {4, 10}}, 1.0f, pad);
   const tts::data::Batch second = batch_of({{12, 35}, {5, 12}}, 2.0f, pad);
   ASSERT_EQ(tts::data::shape_of(first), tts::data::shape_of(second));
-  EXPECT_EQ(tts::data::shape_of(first).describe(), "B 2, text 12, frames 40, mels 3");
+  EXPECT_EQ(tts::data::shape_of(first).describe(), "B 2, r 2, text 12, frames 40, mels 3");
 
   tts::data::Batch buffers = tts::data::allocate_like(first, torch::kCPU);
   const void* text_storage = buffers.text.data_ptr();

@@ -23,6 +23,9 @@ struct Batch {
   // model.
   torch::Tensor speakers;
   std::vector<std::string> ids;
+  // Mel frames per decoder step it was collated for (T_mel is a multiple of it): part of its
+  // static shape (static_batch.h), since the decoder's steps depend on it. 0: not collated.
+  int64_t r = 0;
   // [B] int64: each utterance's dropout key (tts::utterance_key of its id), so that the keyed
   // masks are made on the device (Note [Dropout keyed by utterance], models/keyed_dropout.h).
   torch::Tensor utterance_keys;

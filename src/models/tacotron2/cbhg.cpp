@@ -68,7 +68,7 @@ torch::Tensor CBHGImpl::forward(const torch::Tensor& x, const torch::Tensor& len
     torch::Tensor g = torch::sigmoid(gate(h));
     h = torch::relu(transform(h)) * g + h * (1 - g);
   }
-  return output_(run_packed(gru_, h, lengths)) * valid.transpose(1, 2);
+  return output_(bidirectional_gru(gru_, h, lengths, gru_padding_)) * valid.transpose(1, 2);
 }
 
 }  // namespace tts::tacotron2

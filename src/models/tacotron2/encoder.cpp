@@ -39,7 +39,7 @@ torch::Tensor EncoderImpl::forward(const torch::Tensor& embedded, const torch::T
                                dropout_layer::kEncoder + i, lengths, context) *
         valid;
   }
-  return bidirectional_lstm(lstm_, x.transpose(1, 2), lengths, step_products_);
+  return bidirectional_lstm(lstm_, x.transpose(1, 2), lengths, step_products_, lstm_padding_);
 }
 
 }  // namespace tts::tacotron2

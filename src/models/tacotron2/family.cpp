@@ -94,8 +94,7 @@ class Tacotron2Family final : public train::Family {
         run_dir_(context.run_dir),
         text_(context.config.text),
         store_(std::move(store)) {
-    model_ = tacotron2::build_model(config_, n_symbols, context.initial_phase.r);
-    model_->to(device_);
+    model_ = tacotron2::build_model(config_, n_symbols, context.initial_phase.r, device_);
     optimizers_.push_back(train::adam_slot("model", model_->parameters(), config_.train));
     const std::vector<std::string> broken = settings_that_break_the_promises(config_);
     if (comm_.rank() == 0 && !broken.empty() && !context.run_dir.empty()) {
@@ -190,24 +189,13 @@ class Tacotron2Family final : public train::Family {
         models::resumed_speaker_table(table, speakers_, config_.model.speakers, "model.speakers");
   }
 
-  // Note [Replaying a training step]. Met: the per-step inputs are the static buffers (the batch,
-  // Batch::counts that weight the losses, Batch::utterance_keys), Step's learning rates and
-  // Updates::device_step (the dropout keys), and the losses go into LossSums in place. Not yet:
-  // on CUDA the encoder's and the CBHG's LSTMs run cuDNN over a packed batch, whose lengths are
-  // read on the host (a capture cannot, and a replay would repeat the captured batch's); and the
-  // batch shapes graphs are keyed by do not carry r, so an r_schedule switch between two rows of
-  // the same batch size would replay the previous r's graph.
-  std::string replay_blocker() const override {
-    std::string reason =
-        "on CUDA its encoder's (and CBHG's) LSTMs pack each batch by lengths read on the host "
-        "(cuDNN over a packed batch), which a graph can neither capture nor repeat";
-    if (config_.train.r_schedule.size() > 1) {
-      reason +=
-          "; and its graphs are keyed by batch shapes without r, which train.r_schedule "
-          "changes";
-    }
-    return reason;
-  }
+  // Note [Replaying a training step]: met. The per-step inputs are the static buffers (the
+  // batch, Batch::counts that weight the losses, Batch::utterance_keys), Step's learning rates
+  // and Updates::device_step (the dropout keys); the losses go into LossSums in place; under
+  // train.cuda_graphs the encoder's LSTM and the CBHG's GRU run masked over the padded length
+  // (recurrence_paths: no lengths read on the host, no packing to repeat); and a batch's static
+  // shape carries its r (data::BatchShape), so each r_schedule row gets graphs of its own.
+  std::string replay_blocker() const override { return {}; }
 
   std::string describe() override {
     std::string text = fmt::format("Tacotron-2, {} parameters", train::count_parameters(*model_));
@@ -319,6 +307,7 @@ data::Batch synthetic_batch(const config::Config& config, int64_t batch, int64_t
   out.text_length_values.assign(static_cast<size_t>(batch), text_len);
   out.mel_length_values.assign(static_cast<size_t>(batch), frames);
   out.real_frame_count = batch * frames;
+  out.r = config.model.n_frames_per_step;
   return out;
 }
 

@@ -146,6 +146,11 @@ void Tacotron2Impl::set_step_products(config::StepProducts path) {
 
 void Tacotron2Impl::set_decoder_step(config::DecoderStep how) { decoder_->set_decoder_step(how); }
 
+void Tacotron2Impl::set_recurrence(const RecurrencePaths& paths) {
+  encoder_->set_lstm_padding(paths.lstm);
+  if (linear_head_) linear_head_->set_gru_padding(paths.gru);
+}
+
 int64_t Tacotron2Impl::reduction_factor() const { return decoder_->r(); }
 
 TacotronOutput Tacotron2Impl::forward(const torch::Tensor& text, const torch::Tensor& text_lengths,
@@ -186,7 +191,8 @@ torch::Tensor decoder_steps(const torch::Tensor& frames, int64_t r) {
 
 torch::Tensor TacotronOutput::decoder_lengths() const { return decoder_steps(mel_lengths, r); }
 
-Tacotron2 build_model(const config::Config& config, int64_t n_symbols, int r) {
+Tacotron2 build_model(const config::Config& config, int64_t n_symbols, int r,
+                      const torch::Device& device) {
   // The constructor takes the r to start with in its options: this copy is the argument, the
   // run's config is not changed.
   config::ModelOptions options = config.model;
@@ -195,6 +201,8 @@ Tacotron2 build_model(const config::Config& config, int64_t n_symbols, int r) {
                   config.train.max_scheduled_r());
   model->set_step_products(config.train.step_products);
   model->set_decoder_step(config.train.decoder_step);
+  model->set_recurrence(recurrence_paths(device, config.train.cuda_graphs));
+  model->to(device);
   return model;
 }
 

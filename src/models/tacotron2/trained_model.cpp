@@ -37,9 +37,11 @@ TrainedModel trained_model(const models::TrainedCheckpoint& read, const torch::D
               trained.source, trained.config.text.symbol_set, difference);
   }
   text::TextProcessor text(trained.config.text);
-  trained.model = tacotron2::build_model(trained.config, text.num_symbols(), trained.phase.r);
+  trained.model =
+      tacotron2::build_model(trained.config, text.num_symbols(), trained.phase.r, device);
+  // Synthesis never replays graphs: packed recurrences on CUDA, whatever the run trained with.
+  trained.model->set_recurrence(tacotron2::recurrence_paths(device, /*cuda_graphs=*/false));
   checkpoint::restore_model(checkpoint, *trained.model, trained.source);
-  trained.model->to(device);
   trained.model->eval();
   trained.speakers = checkpoint.speakers;
   return trained;

@@ -19,6 +19,7 @@
 namespace {
 
 using tts::config::ModelOptions;
+using tts::tacotron2::RnnPadding;
 using tts::tacotron2::Tacotron2;
 using tts::tacotron2::TacotronOutput;
 
@@ -802,8 +803,8 @@ TEST(BidirectionalLSTM, MatchesTorchLSTMOverPackedSequences) {
   std::vector<torch::Tensor> inputs{x};
   for (const auto& p : lstm->parameters()) inputs.push_back(p);
 
-  torch::Tensor ours = tts::tacotron2::bidirectional_lstm(lstm, x, lengths,
-                                                          tts::tacotron2::StepProductPath::kKernel);
+  torch::Tensor ours = tts::tacotron2::bidirectional_lstm(
+      lstm, x, lengths, tts::tacotron2::StepProductPath::kKernel, RnnPadding::kMasked);
   auto our_grads = torch::autograd::grad({(ours * upstream).sum()}, inputs);
   namespace rnn_utils = torch::nn::utils::rnn;
   auto packed = rnn_utils::pack_padded_sequence(x, lengths, true, false);
@@ -816,8 +817,74 @@ TEST(BidirectionalLSTM, MatchesTorchLSTMOverPackedSequences) {
   }
 }
 
-// The CUDA paths (ATen's fused LSTM-cell kernel, cuDNN's BiLSTM) give the CPU kernels' values and
-// gradients. Run by scripts/gpu_check.sh; skipped without a GPU.
+// The CBHG's masked BiGRU (what a replayed CUDA graph runs) against torch::nn::GRU over packed
+// sequences: outputs and the gradients of the input and of every parameter, with padded items.
+TEST(BidirectionalGRU, MaskedMatchesTorchGRUOverPackedSequences) {
+  torch::manual_seed(25);
+  torch::nn::GRU gru(torch::nn::GRUOptions(6, 5).batch_first(true).bidirectional(true));
+  gru->to(torch::kDouble);
+  torch::Tensor lengths = torch::tensor({7, 3, 5, 1}, torch::kInt64);
+  torch::Tensor valid = tts::tacotron2::padding_mask(lengths, 7).logical_not().unsqueeze(2);
+  torch::Tensor x = (torch::randn({4, 7, 6}, torch::kDouble) * valid).requires_grad_(true);
+  torch::Tensor upstream = torch::randn({4, 7, 10}, torch::kDouble);
+  std::vector<torch::Tensor> inputs{x};
+  for (const auto& p : gru->parameters()) inputs.push_back(p);
+  std::vector<std::vector<torch::Tensor>> results;
+  for (RnnPadding padding : {RnnPadding::kMasked, RnnPadding::kPacked}) {
+    torch::Tensor out = tts::tacotron2::bidirectional_gru(gru, x, lengths, padding);
+    std::vector<torch::Tensor> all{out};
+    for (const auto& grad : torch::autograd::grad({(out * upstream).sum()}, inputs)) {
+      all.push_back(grad);
+    }
+    results.push_back(all);
+  }
+  // Zero outputs at padding, as the packed result.
+  EXPECT_EQ(results[0][0].masked_select(valid.logical_not()).abs().max().item<double>(), 0.0);
+  for (size_t i = 0; i < results[0].size(); ++i) {
+    EXPECT_TRUE(torch::allclose(results[0][i], results[1][i], 1e-10, 1e-12)) << i;
+  }
+}
+
+// Where the model runs decides, once, how its RNNs keep the padding out; a model whose RNNs are
+// all masked (a replayed CUDA graph's) trains as the CPU's: outputs and every parameter's
+// gradient, the linear head's GRU included.
+TEST(Tacotron2, MaskedRecurrencesGiveThePackedResult) {
+  using tts::tacotron2::recurrence_paths;
+  const torch::Device cpu(torch::kCPU), cuda(torch::kCUDA, 0);
+  EXPECT_EQ(recurrence_paths(cpu, false).lstm, RnnPadding::kMasked);
+  EXPECT_EQ(recurrence_paths(cpu, false).gru, RnnPadding::kPacked);
+  EXPECT_EQ(recurrence_paths(cuda, false).lstm, RnnPadding::kPacked);
+  EXPECT_EQ(recurrence_paths(cuda, false).gru, RnnPadding::kPacked);
+  EXPECT_EQ(recurrence_paths(cuda, true).lstm, RnnPadding::kMasked);
+  EXPECT_EQ(recurrence_paths(cuda, true).gru, RnnPadding::kMasked);
+
+  Batch b = make_batch({7, 2, 5}, {9, 4, 6}, 1, 13);
+  std::vector<std::vector<torch::Tensor>> results;
+  for (bool masked : {false, true}) {
+    torch::manual_seed(12);
+    Tacotron2 model(without_dropout(small_options(1, true)), kSymbols, kMels, kLinear);
+    model->to(torch::kDouble);
+    model->eval();  // BatchNorm's running statistics: the same input gives the same output
+    model->set_recurrence(masked ? recurrence_paths(cuda, true) : recurrence_paths(cpu, false));
+    TacotronOutput out =
+        model->forward(b.text, b.text_lengths, b.mel.to(torch::kDouble), b.mel_lengths);
+    torch::Tensor loss = out.mel_postnet.sum() + out.linear.pow(2).sum() + out.gate.sum();
+    std::vector<torch::Tensor> all{out.mel_postnet, out.linear, out.gate};
+    const std::vector<torch::Tensor> parameters = model->parameters();
+    for (const auto& grad : torch::autograd::grad({loss}, parameters)) all.push_back(grad);
+    results.push_back(all);
+  }
+  // Two computations (the linear head's GRU differs in the order of its additions)...
+  EXPECT_FALSE(torch::equal(results[0][1], results[1][1]));
+  // ...of one function.
+  for (size_t i = 0; i < results[0].size(); ++i) {
+    EXPECT_TRUE(torch::allclose(results[0][i], results[1][i], 1e-9, 1e-11)) << i;
+  }
+}
+
+// The CUDA paths (ATen's fused LSTM-cell kernel, cuDNN's BiLSTM, and the masked BiLSTM and BiGRU
+// a replayed graph runs) give the CPU kernels' values and gradients. Run by
+// scripts/gpu_check.sh; skipped without a GPU.
 TEST(CudaPaths, LSTMCellPointwiseAndBidirectionalLSTMMatchTheCpu) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "needs a CUDA device";
   torch::manual_seed(31);
@@ -853,22 +920,40 @@ TEST(CudaPaths, LSTMCellPointwiseAndBidirectionalLSTMMatchTheCpu) {
   torch::Tensor valid = tts::tacotron2::padding_mask(lengths, 7).logical_not().unsqueeze(2);
   torch::Tensor x = torch::randn({3, 7, 6}, options) * valid;
   torch::Tensor upstream = torch::randn({3, 7, 10}, options);
-  std::vector<std::vector<torch::Tensor>> lstm_results;
-  for (const torch::Device& device : {torch::Device(torch::kCPU), cuda}) {
-    lstm->to(device);
-    torch::Tensor input = x.to(device).requires_grad_(true);
-    std::vector<torch::Tensor> inputs{input};
-    for (const auto& p : lstm->parameters()) inputs.push_back(p);
-    torch::Tensor out = tts::tacotron2::bidirectional_lstm(
-        lstm, input, lengths.to(device), tts::tacotron2::StepProductPath::kKernel);
-    auto grads = grads_of({out}, {upstream}, inputs);
-    std::vector<torch::Tensor> all{out.cpu()};
-    for (const auto& grad : grads) all.push_back(grad.cpu());
-    lstm_results.push_back(all);
+  torch::nn::GRU gru(torch::nn::GRUOptions(6, 5).batch_first(true).bidirectional(true));
+  gru->to(torch::kDouble);
+  struct Path {
+    torch::Device device;
+    RnnPadding padding;
+  };
+  std::vector<std::vector<torch::Tensor>> lstm_results, gru_results;
+  for (const Path& path : {Path{torch::kCPU, RnnPadding::kMasked}, Path{cuda, RnnPadding::kPacked},
+                           Path{cuda, RnnPadding::kMasked}}) {
+    lstm->to(path.device);
+    gru->to(path.device);
+    for (bool is_gru : {false, true}) {
+      torch::Tensor input = x.to(path.device).requires_grad_(true);
+      std::vector<torch::Tensor> inputs{input};
+      for (const auto& p : is_gru ? gru->parameters() : lstm->parameters()) inputs.push_back(p);
+      torch::Tensor out =
+          is_gru
+              ? tts::tacotron2::bidirectional_gru(gru, input, lengths.to(path.device), path.padding)
+              : tts::tacotron2::bidirectional_lstm(lstm, input, lengths.to(path.device),
+                                                   tts::tacotron2::StepProductPath::kKernel,
+                                                   path.padding);
+      auto grads = grads_of({out}, {upstream}, inputs);
+      std::vector<torch::Tensor> all{out.cpu()};
+      for (const auto& grad : grads) all.push_back(grad.cpu());
+      (is_gru ? gru_results : lstm_results).push_back(all);
+    }
   }
-  for (size_t i = 0; i < lstm_results[0].size(); ++i) {
-    EXPECT_TRUE(torch::allclose(lstm_results[0][i], lstm_results[1][i], 1e-9, 1e-11))
-        << "bilstm " << i;
+  for (size_t path = 1; path < lstm_results.size(); ++path) {
+    for (size_t i = 0; i < lstm_results[0].size(); ++i) {
+      EXPECT_TRUE(torch::allclose(lstm_results[0][i], lstm_results[path][i], 1e-9, 1e-11))
+          << "bilstm, path " << path << ", " << i;
+      EXPECT_TRUE(torch::allclose(gru_results[0][i], gru_results[path][i], 1e-9, 1e-11))
+          << "bigru, path " << path << ", " << i;
+    }
   }
 }
 

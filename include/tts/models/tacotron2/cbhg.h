@@ -31,8 +31,10 @@ class CBHGImpl : public torch::nn::Module {
   // `context`: global BatchNorm in training.
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& lengths,
                         const BatchContext& context = {});
+  void set_gru_padding(RnnPadding padding) { gru_padding_ = padding; }
 
  private:
+  RnnPadding gru_padding_ = RecurrencePaths{}.gru;
   std::vector<torch::nn::Conv1d> bank_;
   std::vector<torch::nn::BatchNorm1d> bank_norms_;
   torch::nn::Conv1d projection0_{nullptr}, projection1_{nullptr};

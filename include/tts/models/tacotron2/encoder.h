@@ -33,9 +33,11 @@ class EncoderImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& embedded, const torch::Tensor& lengths,
                         const BatchContext& context = {});
   void set_step_products(StepProductPath path) { step_products_ = path; }
+  void set_lstm_padding(RnnPadding padding) { lstm_padding_ = padding; }
 
  private:
   StepProductPath step_products_ = config::TrainOptions{}.step_products;
+  RnnPadding lstm_padding_ = RecurrencePaths{}.lstm;
   std::vector<torch::nn::Conv1d> convolutions_;
   std::vector<torch::nn::BatchNorm1d> norms_;
   torch::nn::LSTM lstm_{nullptr};

@@ -58,6 +58,8 @@ class Tacotron2Impl : public torch::nn::Module {
   // How the recurrent per-step products run on the CPU (train.step_products; layers.h).
   void set_step_products(config::StepProducts path);
   void set_decoder_step(config::DecoderStep how);
+  // How the encoder's LSTM and the linear head's GRU keep the padding out (recurrent.h).
+  void set_recurrence(const RecurrencePaths& paths);
 
   // Teacher forcing. text [B, T_text] int64 padded with 0; text_lengths [B] int64;
   // mel [B, T_mel, n_mels] with T_mel a multiple of r; mel_lengths [B] int64. Outputs at frames
@@ -105,8 +107,10 @@ TORCH_MODULE(Tacotron2);
 // The model a run of `config` trains or synthesizes with, predicting `r` frames a decoder step (the
 // phase in force): n_mels and, with model.predict_linear, n_linear from config.audio; built for
 // every r of train.r_schedule from the same parameters; its per-step products run as
-// train.step_products says.
-Tacotron2 build_model(const config::Config& config, int64_t n_symbols, int r);
+// train.step_products says, its recurrences as recurrence_paths(device, train.cuda_graphs) says;
+// on `device`.
+Tacotron2 build_model(const config::Config& config, int64_t n_symbols, int r,
+                      const torch::Device& device = torch::kCPU);
 
 // The budget every family shares (models/parameter_budget.h).
 using models::kMaxParameterBytes;

@@ -69,12 +69,42 @@ torch::Tensor step_linear(const StepWeight& weight, const torch::Tensor& base,
 enum class StepKernelIsa { kBest, kAvx2, kPortable };
 void set_step_kernel_isa(StepKernelIsa isa);
 
+// How a bidirectional RNN over a padded batch (the encoder's LSTM, the CBHG's GRU) keeps the
+// padding out: both give the result of packed sequences (zero outputs at padded positions, the
+// backward direction starting at each item's last position).
+enum class RnnPadding {
+  // libtorch's RNN over pack_padded_sequence: cuDNN's fused kernels on CUDA. Reads the lengths
+  // on the host, so a CUDA graph can neither capture it nor repeat it for another batch.
+  kPacked,
+  // Step by step over the whole padded length, the padded steps masked on the device: no host
+  // read, the same work for every batch of a shape (what a captured graph replays).
+  kMasked,
+};
+// The padding of each of the model's bidirectional RNNs.
+struct RecurrencePaths {
+  RnnPadding lstm = RnnPadding::kMasked;
+  RnnPadding gru = RnnPadding::kPacked;
+};
+// Decided once per model, from where it runs: on CUDA packed (cuDNN), unless the run replays CUDA
+// graphs (train.cuda_graphs), which needs both masked; on the CPU the LSTM masked (its per-step
+// products run our small-batch kernels, faster than libtorch's packed LSTM) and the GRU packed.
+RecurrencePaths recurrence_paths(const torch::Device& device, bool cuda_graphs);
+
 // torch::nn::LSTM `lstm` (one layer, bidirectional, batch first) over x [B, T, I] with lengths
 // [B], as over packed sequences: [B, T, 2H], zero at padded positions, the backward direction
-// starting at each item's last position. Written with step_linear and lstm_cell_pointwise (one
-// input projection for all steps, small-batch kernels per step), on `lstm`'s parameters.
+// starting at each item's last position. kMasked: written with step_linear and
+// lstm_cell_pointwise (one input projection for all steps, small-batch kernels per step), on
+// `lstm`'s parameters; kPacked: libtorch's LSTM over the packed batch.
 torch::Tensor bidirectional_lstm(torch::nn::LSTM& lstm, const torch::Tensor& x,
-                                 const torch::Tensor& lengths, StepProductPath path);
+                                 const torch::Tensor& lengths, StepProductPath path,
+                                 RnnPadding padding);
+
+// torch::nn::GRU `gru` (one layer, bidirectional, batch first) over x [B, T, I] with lengths
+// [B], as over packed sequences: [B, T, 2H] in fp32 at least (autocast off: the state runs over
+// every step), zero at padded positions. kMasked: one input projection for all steps, then per
+// step the recurrent product and the gates (r, z, n, as torch::nn::GRU) in libtorch's operators.
+torch::Tensor bidirectional_gru(torch::nn::GRU& gru, const torch::Tensor& x,
+                                const torch::Tensor& lengths, RnnPadding padding);
 
 // The parameters of an LSTM cell, laid out as torch::nn::LSTMCell's (weight_ih [4H, I],
 // weight_hh [4H, H], bias_ih, bias_hh; gates i, f, g, o), applied by hand so that input
