@@ -41,7 +41,10 @@ std::vector<std::string> run_batch(const std::string& python, const std::vector<
                                    const std::string& work_folder) {
   const std::string errors = work_folder + "/asr.err";
   int out[2];
-  TTS_CHECK(::pipe(out) == 0, "asr: pipe() failed: {}", std::strerror(errno));
+  // Close-on-exec: a process another thread forks meanwhile (the phonemizer's worker) must not
+  // hold the write end, or the read below would never see the end of the output. dup2 gives the
+  // child's stdout without the flag.
+  TTS_CHECK(::pipe2(out, O_CLOEXEC) == 0, "asr: pipe() failed: {}", std::strerror(errno));
   const pid_t pid = ::fork();
   TTS_CHECK(pid >= 0, "asr: fork() failed: {}", std::strerror(errno));
   if (pid == 0) {

@@ -232,7 +232,11 @@ class Worker {
       // that restarts the worker after a crash may be a preprocess worker that finishes first,
       // killing the child under the texts of the threads still running.
       ::close(fds[0]);
-      ::signal(SIGALRM, SIG_DFL);
+      ::signal(SIGALRM, SIG_DFL);  // the alarm ends it, whatever the parent's thread had set
+      sigset_t alarm;
+      sigemptyset(&alarm);
+      sigaddset(&alarm, SIGALRM);
+      ::sigprocmask(SIG_UNBLOCK, &alarm, nullptr);
       serve(fds[1]);
     }
     ::close(fds[1]);

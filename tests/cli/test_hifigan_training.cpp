@@ -175,8 +175,8 @@ TEST_F(HifiganTraining, AConfigOrStoreWithoutWaveformsOrWithOtherMelsIsRefusedWi
   // A vocoder config whose mels differ from the store's: the mismatched key is named.
   const std::string other = train("other_mels", "--max-steps 1 --set audio.fmax=11025", 2);
   EXPECT_NE(other.find("audio.fmax=8000"), std::string::npos) << other;
-  // CUDA graphs: refused with the model's reason (its batches have no static buffers) before
-  // the device's.
+  // CUDA graphs: refused with the model's reason (the family has not stated that a replay
+  // repeats its step: its batches have no static buffers yet), before the device's.
   const std::string graphs =
       train("graphs", "--max-steps 1 --set train.length_buckets=4 --set train.cuda_graphs=true", 2);
   EXPECT_NE(graphs.find("this model's does not yet"), std::string::npos) << graphs;

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include "../support/error_of.h"
 #include "../support/scratch.h"
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
@@ -17,6 +18,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using tts::test::error_of;
+
 std::string contents(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -24,17 +27,6 @@ std::string contents(const std::string& path) {
 
 void write(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
-}
-
-// The message of the tts::Error `work` throws ("" when it throws none).
-template <class Work>
-std::string error_of(Work work) {
-  try {
-    work();
-  } catch (const tts::Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 // A folder holding `outside.txt` (the file an attacker wants changed) and `run/`.

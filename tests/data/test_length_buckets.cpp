@@ -9,6 +9,7 @@
 #include <numeric>
 #include <tuple>
 
+#include "../support/error_of.h"
 #include "../support/scratch.h"
 #include "tts/core/error.h"
 #include "tts/data/batch.h"
@@ -20,16 +21,7 @@ using tts::data::make_length_buckets;
 
 namespace {
 
-// The message of the tts::Error `work` throws ("" when it throws none).
-template <class Work>
-std::string error_of(Work work) {
-  try {
-    work();
-  } catch (const tts::Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using tts::test::error_of;
 
 }  // namespace
 

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "../support/error_of.h"
 #include "fork_ranks.h"
 #include "tts/core/error.h"
 #include "tts/dist/communicator.h"
@@ -10,6 +11,8 @@
 namespace tts::dist {
 namespace {
 
+using tts::test::error_of;
+
 using testing::run_ranks;
 
 std::unique_ptr<Communicator> connect(double timeout_s = 30.0) {
@@ -17,17 +20,6 @@ std::unique_ptr<Communicator> connect(double timeout_s = 30.0) {
   config::DistributedOptions options;
   options.timeout_s = timeout_s;
   return make_communicator(RankInfo::from_env(), options, tts::config::Backend::kGloo);
-}
-
-// The message of the tts::Error `fn` throws, or "" when it throws none.
-template <class Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 class Collectives : public ::testing::TestWithParam<int> {};

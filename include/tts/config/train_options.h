@@ -18,9 +18,13 @@ TTS_CHOICE_NAMES(Precision, {Precision::kFp32, "fp32"}, {Precision::kBf16, "bf16
 enum class StepProducts { kKernel, kGemm, kFastest };
 TTS_CHOICE_NAMES(StepProducts, {StepProducts::kKernel, "kernel"}, {StepProducts::kGemm, "gemm"},
                  {StepProducts::kFastest, "fastest"});
-// How Tacotron-2's decoder runs a step where the fused node applies (train.decoder_step).
-enum class DecoderStep { kFused, kComposed };
-TTS_CHOICE_NAMES(DecoderStep, {DecoderStep::kFused, "fused"}, {DecoderStep::kComposed, "composed"});
+// How Tacotron-2's decoder runs a step where the fused node applies (train.decoder_step): fused
+// where its kernels have been checked (the CPU; CUDA runs composed), fused_cuda also with its CUDA
+// kernels, which no GPU has run yet, or composed. The model resolves it once for its device
+// (tacotron2::decoder_step_for).
+enum class DecoderStep { kFused, kFusedCuda, kComposed };
+TTS_CHOICE_NAMES(DecoderStep, {DecoderStep::kFused, "fused"},
+                 {DecoderStep::kFusedCuda, "fused_cuda"}, {DecoderStep::kComposed, "composed"});
 enum class LrSchedule { kConstant, kExponential, kNoam, kStaircase, kPerEpoch };
 TTS_CHOICE_NAMES(LrSchedule, {LrSchedule::kConstant, "constant"},
                  {LrSchedule::kExponential, "exponential"}, {LrSchedule::kNoam, "noam"},
@@ -127,10 +131,11 @@ struct TrainOptions {
       "the BLAS: two processes may choose differently, so a resumed run or another rank may "
       "round differently)");
     v("decoder_step", decoder_step,
-      "CPU: the attention decoder's recurrent step as one autograd node (fused: its attention "
-      "LSTM, attention and decoder LSTM forward in one call and backward in one node), or "
-      "composed of the per-part nodes (composed: the path other devices run; the same values to "
-      "float rounding)");
+      "the attention decoder's recurrent step as one autograd node (fused: its attention LSTM, "
+      "attention and decoder LSTM forward in one call and backward in one node, on the CPU; "
+      "CUDA runs composed), also on CUDA with its own kernels, which no GPU has run yet "
+      "(fused_cuda), or composed of the per-part nodes (composed: the same values to float "
+      "rounding); bf16 autocast always runs composed");
     v("tf32", tf32,
       "CUDA: fp32 matrix products and convolutions in TF32 on Ampere+ GPUs (faster, ~1e-3 "
       "relative error in the products); no effect on the CPU");

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "autocast.h"
+#include "cell_math.h"
 #include "fused_backward.h"
 #include "fused_kernels.h"
 #include "tts/core/cpu_features.h"
@@ -191,7 +192,7 @@ std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> attention_score_backward
           scalar_t va = vp[a], q_sum = 0, v_sum = 0;
           for (int64_t t = 0; t < time; ++t) {
             scalar_t h = th[row + t], de = grad_energy[t];
-            scalar_t g = de * va * (1 - h * h);
+            scalar_t g = cell_math::score_gradient(de, va, h);
             gs[row + t] = g;
             q_sum += g;
             v_sum += de * h;

@@ -13,7 +13,7 @@
 
 #include <optional>
 
-#include "tts/train/autocast_compat.h"
+#include "tts/train/compat.h"
 
 namespace tts::tacotron2::detail {
 

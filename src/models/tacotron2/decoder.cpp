@@ -103,6 +103,24 @@ DecoderImpl::StepContext DecoderImpl::step_context(const torch::Tensor& memory,
   return c;
 }
 
+config::DecoderStep decoder_step_for(config::DecoderStep asked, const torch::Device& device) {
+  switch (asked) {
+    case config::DecoderStep::kFused:
+      return device.is_cpu() ? config::DecoderStep::kFused : config::DecoderStep::kComposed;
+    case config::DecoderStep::kFusedCuda:
+      return config::DecoderStep::kFused;
+    case config::DecoderStep::kComposed:
+      break;
+  }
+  return config::DecoderStep::kComposed;
+}
+
+void DecoderImpl::set_decoder_step(config::DecoderStep how) {
+  TTS_CHECK(how != config::DecoderStep::kFusedCuda,
+            "the decoder takes train.decoder_step resolved for its device (decoder_step_for)");
+  decoder_step_ = how;
+}
+
 DecoderState DecoderImpl::initial_state(const torch::Tensor& memory) {
   int64_t batch = memory.size(0);
   auto zeros = [&](std::vector<int64_t> shape) { return torch::zeros(shape, memory.options()); };

@@ -54,6 +54,55 @@ torch::Tensor contiguous_or_zeros(const torch::Tensor& grad, const torch::Tensor
   return grad.defined() ? grad.contiguous() : torch::zeros_like(like);
 }
 
+// The CPU's attention kernels of the step: attention_score_forward_cpu and the cumulative
+// weights; the weights' three gradients summed, then attention_score_backward_cpu.
+AttentionStepForward attention_forward_cpu(const torch::Tensor& location,
+                                           const torch::Tensor& processed,
+                                           const torch::Tensor& query, const torch::Tensor& v,
+                                           const torch::Tensor& mask,
+                                           const torch::Tensor& weights_and_cumulative) {
+  auto [activations, weights] = attention_score_forward_cpu(location, processed, query, v, mask);
+  torch::Tensor new_cumulative = torch::empty_like(weights_and_cumulative);
+  const int64_t batch = weights.size(0), time = weights.size(2);
+  AT_DISPATCH_FLOATING_TYPES(weights.scalar_type(), "decoder_step_cumulative", [&] {
+    const scalar_t* w = weights.data_ptr<scalar_t>();
+    const scalar_t* previous = weights_and_cumulative.data_ptr<scalar_t>();
+    scalar_t* out = new_cumulative.data_ptr<scalar_t>();
+    for (int64_t b = 0; b < batch; ++b) {
+      for (int64_t t = 0; t < time; ++t) {
+        out[(2 * b) * time + t] = w[b * time + t];
+        out[(2 * b + 1) * time + t] = previous[(2 * b + 1) * time + t] + w[b * time + t];
+      }
+    }
+  });
+  return {activations, weights, new_cumulative};
+}
+
+std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> attention_backward_cpu(
+    const torch::Tensor& activations, const torch::Tensor& weights, const torch::Tensor& v,
+    const torch::Tensor& grad_weights, const torch::Tensor& grad_cumulative,
+    const torch::Tensor& grad_weights_out) {
+  const int64_t batch = weights.size(0), time = weights.size(2);
+  AT_DISPATCH_FLOATING_TYPES(weights.scalar_type(), "decoder_step_weights_backward", [&] {
+    scalar_t* g = grad_weights.data_ptr<scalar_t>();
+    const scalar_t* gc = grad_cumulative.defined() ? grad_cumulative.data_ptr<scalar_t>() : nullptr;
+    const scalar_t* go =
+        grad_weights_out.defined() ? grad_weights_out.data_ptr<scalar_t>() : nullptr;
+    for (int64_t b = 0; b < batch; ++b) {
+      for (int64_t t = 0; t < time; ++t) {
+        scalar_t sum = g[b * time + t];
+        if (gc) sum += gc[(2 * b) * time + t] + gc[(2 * b + 1) * time + t];
+        if (go) sum += go[b * time + t];
+        g[b * time + t] = sum;
+      }
+    }
+  });
+  return attention_score_backward_cpu(activations, weights, v, grad_weights);
+}
+
+const StepKernels kCpuKernels{lstm_pointwise_forward_cpu, lstm_pointwise_backward_cpu,
+                              attention_forward_cpu, attention_backward_cpu};
+
 class DecoderStep : public torch::autograd::Function<DecoderStep> {
  public:
   static variable_list forward(AutogradContext* ctx, const torch::Tensor& input_gates,
@@ -68,42 +117,29 @@ class DecoderStep : public torch::autograd::Function<DecoderStep> {
                                const torch::Tensor& memory, const torch::Tensor& location,
                                const torch::Tensor& v, Plain plain) {
     const DecoderStepConstants& k = *plain.constants;
+    const StepKernels& kernels = *step_kernels(input_gates.device());
     // The attention LSTM.
     torch::Tensor x_attention = torch::cat({context, attention_h}, 1);
     torch::Tensor attention_gates =
         step_product(input_gates, x_attention, attention_weight_t, k.attention_weight->path);
     LstmPointwiseForward attention =
-        lstm_pointwise_forward_cpu(attention_gates, attention_c.contiguous(), plain.attention_mask);
+        kernels.lstm_forward(attention_gates, attention_c, plain.attention_mask);
     // The attention.
     torch::Tensor query = step_product({}, attention.h, query_weight_t, k.query_weight->path);
     torch::Tensor location_features =
         torch::conv1d(weights_and_cumulative, location, {}, 1, k.padding);
-    auto [activations, weights] =
-        attention_score_forward_cpu(location_features, processed, query, v, k.mask);
+    auto [activations, weights, new_cumulative] = kernels.attention_forward(
+        location_features, processed, query, v, k.mask, weights_and_cumulative);
     // The context as a tensor of its own (not a view), written by the product.
     torch::Tensor new_context = torch::empty({weights.size(0), memory.size(2)}, memory.options());
     torch::Tensor context_3d = new_context.unsqueeze(1);
     torch::bmm_out(context_3d, weights, memory);
-    // [this step's weights, the cumulative ones plus them]
-    torch::Tensor new_cumulative = torch::empty_like(weights_and_cumulative);
-    const int64_t batch = weights.size(0), time = weights.size(2);
-    AT_DISPATCH_FLOATING_TYPES(weights.scalar_type(), "decoder_step_cumulative", [&] {
-      const scalar_t* w = weights.data_ptr<scalar_t>();
-      const scalar_t* previous = weights_and_cumulative.data_ptr<scalar_t>();
-      scalar_t* out = new_cumulative.data_ptr<scalar_t>();
-      for (int64_t b = 0; b < batch; ++b) {
-        for (int64_t t = 0; t < time; ++t) {
-          out[(2 * b) * time + t] = w[b * time + t];
-          out[(2 * b + 1) * time + t] = previous[(2 * b + 1) * time + t] + w[b * time + t];
-        }
-      }
-    });
     // The decoder LSTM.
     torch::Tensor x_decoder = torch::cat({attention.h, new_context, decoder_h}, 1);
     torch::Tensor decoder_gates =
         step_product(decoder_bias, x_decoder, decoder_weight_t, k.decoder_weight->path);
     LstmPointwiseForward decoder =
-        lstm_pointwise_forward_cpu(decoder_gates, decoder_c.contiguous(), plain.decoder_mask);
+        kernels.lstm_forward(decoder_gates, decoder_c, plain.decoder_mask);
 
     ctx->save_for_backward({x_attention, attention.activations, attention_c, attention.tanh_c,
                             weights_and_cumulative, activations, memory, location, v, x_decoder,
@@ -149,10 +185,11 @@ class DecoderStep : public torch::autograd::Function<DecoderStep> {
       return torch::Tensor();
     };
     const int64_t h_attention = attention_c.size(1), h_decoder = decoder_c.size(1);
-    const int64_t encoder = memory.size(2), time = weights.size(2);
+    const int64_t encoder = memory.size(2);
+    const StepKernels& kernels = *step_kernels(weights.device());
 
     // The decoder LSTM.
-    auto [grad_decoder_gates, grad_decoder_c] = lstm_pointwise_backward_cpu(
+    auto [grad_decoder_gates, grad_decoder_c] = kernels.lstm_backward(
         decoder_activations, decoder_c, decoder_tanh_c, decoder_mask,
         contiguous_or_zeros(grads[2], decoder_c), contiguous_or_zeros(grads[3], decoder_c));
     torch::Tensor grad_bias =
@@ -178,24 +215,8 @@ class DecoderStep : public torch::autograd::Function<DecoderStep> {
         grads[4].defined() ? grads[4].contiguous() : torch::Tensor();
     const torch::Tensor grad_weights_out =
         grads[6].defined() ? grads[6].contiguous() : torch::Tensor();
-    const int64_t batch = weights.size(0);
-    AT_DISPATCH_FLOATING_TYPES(weights.scalar_type(), "decoder_step_weights_backward", [&] {
-      scalar_t* g = grad_weights.data_ptr<scalar_t>();
-      const scalar_t* gc =
-          grad_cumulative.defined() ? grad_cumulative.data_ptr<scalar_t>() : nullptr;
-      const scalar_t* go =
-          grad_weights_out.defined() ? grad_weights_out.data_ptr<scalar_t>() : nullptr;
-      for (int64_t b = 0; b < batch; ++b) {
-        for (int64_t t = 0; t < time; ++t) {
-          scalar_t sum = g[b * time + t];
-          if (gc) sum += gc[(2 * b) * time + t] + gc[(2 * b + 1) * time + t];
-          if (go) sum += go[b * time + t];
-          g[b * time + t] = sum;
-        }
-      }
-    });
-    auto [grad_score, grad_query, grad_v] =
-        attention_score_backward_cpu(activations, weights, v, grad_weights);
+    auto [grad_score, grad_query, grad_v] = kernels.attention_backward(
+        activations, weights, v, grad_weights, grad_cumulative, grad_weights_out);
     // The location convolution.
     const int64_t padding = paths[3];
     auto [grad_previous, grad_location, grad_unused] = at::convolution_backward(
@@ -216,9 +237,9 @@ class DecoderStep : public torch::autograd::Function<DecoderStep> {
       }
     }
     // The attention LSTM.
-    auto [grad_attention_gates, grad_attention_c] = lstm_pointwise_backward_cpu(
-        attention_activations, attention_c, attention_tanh_c, attention_mask, grad_attention_h,
-        contiguous_or_zeros(grads[1], attention_c));
+    auto [grad_attention_gates, grad_attention_c] =
+        kernels.lstm_backward(attention_activations, attention_c, attention_tanh_c, attention_mask,
+                              grad_attention_h, contiguous_or_zeros(grads[1], attention_c));
     torch::Tensor grad_x_attention =
         step_product({}, grad_attention_gates, attention_weight, path(0));  // [B, E + H_att]
     if (ctx->needs_input_grad(7)) {
@@ -278,8 +299,8 @@ bool float_or_double(const torch::Tensor& t) {
 bool fused_decoder_step_applies(const DecoderStepConstants& k, const torch::Tensor& input_gates,
                                 const torch::Tensor& attention_mask,
                                 const torch::Tensor& decoder_mask, const DecoderState& s) {
-  if (!input_gates.device().is_cpu() || !float_or_double(input_gates) ||
-      autocast_dtype(input_gates.device())) {
+  const torch::Device device = input_gates.device();
+  if (step_kernels(device) == nullptr || !float_or_double(input_gates) || autocast_dtype(device)) {
     return false;
   }
   const at::ScalarType dtype = input_gates.scalar_type();
@@ -287,17 +308,27 @@ bool fused_decoder_step_applies(const DecoderStepConstants& k, const torch::Tens
        {&s.attention_h, &s.attention_c, &s.decoder_h, &s.decoder_c, &s.weights_and_cumulative,
         &s.context, &k.memory, &k.processed_memory, &k.location, &k.v, &k.decoder_bias,
         &k.attention_weight->weight, &k.query_weight->weight, &k.decoder_weight->weight}) {
-    if (!t->defined() || !t->device().is_cpu() || t->scalar_type() != dtype) return false;
+    if (!t->defined() || t->device() != device || t->scalar_type() != dtype) return false;
   }
   for (const torch::Tensor* t : {&attention_mask, &decoder_mask}) {
-    if (t->defined() && (!t->device().is_cpu() || t->scalar_type() != dtype)) return false;
+    if (t->defined() && (t->device() != device || t->scalar_type() != dtype)) return false;
   }
   const int64_t batch = input_gates.size(0), time = k.memory.size(1);
-  return k.mask.device().is_cpu() && k.mask.scalar_type() == torch::kBool && k.mask.dim() == 3 &&
+  return k.mask.device() == device && k.mask.scalar_type() == torch::kBool && k.mask.dim() == 3 &&
          k.mask.size(0) == batch && k.mask.size(1) == 1 && k.mask.size(2) == time &&
-         k.processed_memory.size(2) == time && k.processed_memory.is_contiguous() &&
-         k.memory.is_contiguous() && k.v.dim() == 1 && input_gates.is_contiguous() &&
-         s.weights_and_cumulative.is_contiguous();
+         k.mask.is_contiguous() && k.processed_memory.size(2) == time &&
+         k.processed_memory.is_contiguous() && k.memory.is_contiguous() && k.v.dim() == 1 &&
+         k.v.is_contiguous() && input_gates.is_contiguous() &&
+         s.weights_and_cumulative.is_contiguous() && s.attention_c.is_contiguous() &&
+         s.decoder_c.is_contiguous();
+}
+
+const StepKernels* step_kernels(const torch::Device& device) {
+  if (device.is_cpu()) return &kCpuKernels;
+#ifdef TTS_WITH_CUDA
+  if (device.is_cuda()) return &cuda_step_kernels();
+#endif
+  return nullptr;
 }
 
 void share_step_constants(torch::Tensor& memory, torch::Tensor& processed_memory,
@@ -306,7 +337,8 @@ void share_step_constants(torch::Tensor& memory, torch::Tensor& processed_memory
   std::array<torch::Tensor*, 5> tensors{&memory, &processed_memory, &location, &v, &decoder_bias};
   bool needs_grad = false;
   for (torch::Tensor* t : tensors) {
-    if (!t->device().is_cpu() || !float_or_double(*t) || t->scalar_type() != memory.scalar_type()) {
+    if (step_kernels(t->device()) == nullptr || t->device() != memory.device() ||
+        !float_or_double(*t) || t->scalar_type() != memory.scalar_type()) {
       return;
     }
     needs_grad = needs_grad || t->requires_grad();

@@ -329,7 +329,10 @@ models::BenchSubject make_bench(const train::FamilyContext& context,
   subject.text_len = shape.text_len;
   subject.fields = {{"frames_per_step", std::to_string(r)},
                     {"step_products", fmt::format("{}", config.train.step_products), true},
-                    {"decoder_step", fmt::format("{}", config.train.decoder_step), true}};
+                    {"decoder_step",
+                     fmt::format("{}", tacotron2::decoder_step_for(config.train.decoder_step,
+                                                                   context.placement.device)),
+                     true}};
   train::FamilyContext own{config, context.placement, context.comm, "", "", subject.phase};
   subject.family = std::make_unique<Tacotron2Family>(own, shape.symbols, std::nullopt);
   subject.family->set_phase(subject.phase);

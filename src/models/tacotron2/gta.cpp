@@ -223,11 +223,12 @@ models::GtaSummary run_gta(const models::TrainedCheckpoint& read,
   rank.local_rank = request.local_rank;
   rank.local_world_size = request.local_world_size;
   // Placed as a training rank of gloo is (dist::resolve_placement): ranks share GPUs round robin.
-  TrainedModel trained = trained_model(read, torch::kCPU);
+  // The model is built for that device: its recurrences and decoder step are decided for it.
+  const torch::Device device =
+      dist::resolve_placement(rank, read.config.train.device, config::Backend::kGloo).device;
+  TrainedModel trained = trained_model(read, device);
   const config::Config& config = trained.config;
   const data::Phase phase = trained.phase;  // in force when written
-  const torch::Device device =
-      dist::resolve_placement(rank, config.train.device, config::Backend::kGloo).device;
   data::FeatureStore store = data::FeatureStore::open(request.data_dir, config);
   text::TextProcessor text(config.text);
 
@@ -270,7 +271,6 @@ models::GtaSummary run_gta(const models::TrainedCheckpoint& read,
     create_folder(request.out_dir);
   }
   settle_provenance(request.out_dir, provenance(trained, request), all, request, *log);
-  trained.model->to(device);
   tacotron2::Tacotron2& model = trained.model;
 
   auto mel_path = [&](const std::string& id) {

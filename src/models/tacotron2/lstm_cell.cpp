@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "autocast.h"
+#include "cell_math.h"
 #include "fused_backward.h"
 #include "fused_kernels.h"
 #include "tts/models/tacotron2/layers.h"
@@ -19,11 +20,6 @@ namespace {
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
-
-template <class T>
-T sigmoid(T x) {
-  return T(1) / (T(1) + std::exp(-x));
-}
 
 bool use_cpu_kernel(const torch::Tensor& gates) {
   return gates.device().is_cpu() &&
@@ -57,17 +53,14 @@ LstmPointwiseForward lstm_pointwise_forward_cpu(const torch::Tensor& gates,
         const scalar_t* gb = g + b * 4 * hidden;
         scalar_t* ab = a + b * 4 * hidden;
         for (int64_t j = 0; j < hidden; ++j) {
-          scalar_t i = sigmoid(gb[j]), f = sigmoid(gb[hidden + j]);
-          scalar_t cand = std::tanh(gb[2 * hidden + j]), o = sigmoid(gb[3 * hidden + j]);
-          ab[j] = i;
-          ab[hidden + j] = f;
-          ab[2 * hidden + j] = cand;
-          ab[3 * hidden + j] = o;
-          int64_t k = b * hidden + j;
-          scalar_t cn = f * cp[k] + i * cand;
-          co[k] = cn;
-          tc[k] = std::tanh(cn);
-          ho[k] = o * tc[k] * (m ? m[k] : scalar_t(1));
+          const int64_t k = b * hidden + j;
+          const cell_math::LstmUnit<scalar_t> u =
+              cell_math::lstm_unit_forward(gb[j], gb[hidden + j], gb[2 * hidden + j],
+                                           gb[3 * hidden + j], cp[k], m ? m[k] : scalar_t(1));
+          cell_math::store_gates(ab, hidden, j, u.i, u.f, u.g, u.o);
+          co[k] = u.c;
+          tc[k] = u.tanh_c;
+          ho[k] = u.h;
         }
       }
     });
@@ -97,15 +90,12 @@ std::pair<torch::Tensor, torch::Tensor> lstm_pointwise_backward_cpu(
         const scalar_t* ab = a + b * 4 * hidden;
         scalar_t* gb = gg + b * 4 * hidden;
         for (int64_t j = 0; j < hidden; ++j) {
-          int64_t k = b * hidden + j;
-          scalar_t i = ab[j], f = ab[hidden + j], cand = ab[2 * hidden + j], o = ab[3 * hidden + j];
-          scalar_t dh = gh[k] * (m ? m[k] : scalar_t(1));
-          scalar_t dc = gc[k] + dh * o * (1 - tc[k] * tc[k]);
-          gb[j] = dc * cand * i * (1 - i);
-          gb[hidden + j] = dc * cp[k] * f * (1 - f);
-          gb[2 * hidden + j] = dc * i * (1 - cand * cand);
-          gb[3 * hidden + j] = dh * tc[k] * o * (1 - o);
-          gcp[k] = dc * f;
+          const int64_t k = b * hidden + j;
+          const cell_math::LstmUnitGrad<scalar_t> d = cell_math::lstm_unit_backward(
+              ab[j], ab[hidden + j], ab[2 * hidden + j], ab[3 * hidden + j], cp[k], tc[k],
+              m ? m[k] : scalar_t(1), gh[k], gc[k]);
+          cell_math::store_gates(gb, hidden, j, d.i, d.f, d.g, d.o);
+          gcp[k] = d.previous_c;
         }
       }
     });

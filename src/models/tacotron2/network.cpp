@@ -200,7 +200,7 @@ Tacotron2 build_model(const config::Config& config, int64_t n_symbols, int r,
   Tacotron2 model(options, n_symbols, config.audio.n_mels, linear_bins(config),
                   config.train.max_scheduled_r());
   model->set_step_products(config.train.step_products);
-  model->set_decoder_step(config.train.decoder_step);
+  model->set_decoder_step(decoder_step_for(config.train.decoder_step, device));
   model->set_recurrence(recurrence_paths(device, config.train.cuda_graphs));
   model->to(device);
   return model;

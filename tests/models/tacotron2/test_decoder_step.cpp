@@ -2,13 +2,17 @@
 // (step_linear, lstm_cell_pointwise, attention_weights, conv1d, bmm, cat), as the decoder ran it
 // before: values and every gradient over several chained steps.
 #include <gtest/gtest.h>
+#include <torch/cuda.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "tts/core/error.h"
 #include "tts/models/tacotron2/attention.h"
+#include "tts/models/tacotron2/decoder.h"
 #include "tts/models/tacotron2/decoder_step.h"
 #include "tts/models/tacotron2/layers.h"
 
@@ -19,14 +23,19 @@ using tts::tacotron2::StepConstantGradients;
 using tts::tacotron2::StepProductPath;
 using tts::tacotron2::StepWeight;
 
-constexpr int64_t kBatch = 3, kTime = 7, kEncoder = 6, kAttentionRnn = 5, kDecoderRnn = 4,
-                  kAttention = 8, kKernel = 5, kSteps = 4;
+// The sizes of a test: small by default; the CUDA test adds one large enough for every loop and
+// reduction of the kernels to take more than one pass.
+struct Dims {
+  int64_t batch = 3, time = 7, encoder = 6, attention_rnn = 5, decoder_rnn = 4, attention = 8,
+          kernel = 5, steps = 4;
+};
 
 // The leaves every step reads, and each step's inputs.
 struct Leaves {
   torch::Tensor attention_context_w, attention_hidden_w, query_w, decoder_w, decoder_bias, v,
       location, memory, processed, input_gates;
   torch::Tensor mask, attention_masks, decoder_masks, output_weights;
+  Dims dims;
   std::vector<torch::Tensor> all() const {
     return {attention_context_w,
             attention_hidden_w,
@@ -41,11 +50,16 @@ struct Leaves {
   }
 };
 
-Leaves make_leaves(torch::Dtype dtype, bool dropout) {
+// Drawn on the CPU, then placed on `device`: the same values on every device.
+Leaves make_leaves(torch::Dtype dtype, bool dropout,
+                   const torch::Device& device = torch::Device(torch::kCPU), const Dims& d = {}) {
+  const int64_t kBatch = d.batch, kTime = d.time, kEncoder = d.encoder,
+                kAttentionRnn = d.attention_rnn, kDecoderRnn = d.decoder_rnn,
+                kAttention = d.attention, kKernel = d.kernel, kSteps = d.steps;
   torch::manual_seed(7);
   auto o = torch::TensorOptions().dtype(dtype);
   auto leaf = [&](std::vector<int64_t> shape, double scale) {
-    return (torch::randn(shape, o) * scale).requires_grad_(true);
+    return (torch::randn(shape, o) * scale).to(device).requires_grad_(true);
   };
   Leaves l;
   l.attention_context_w = leaf({4 * kAttentionRnn, kEncoder}, 0.4);
@@ -58,15 +72,20 @@ Leaves make_leaves(torch::Dtype dtype, bool dropout) {
   l.memory = leaf({kBatch, kTime, kEncoder}, 1.0);
   l.processed = leaf({kBatch, kAttention, kTime}, 0.5);
   l.input_gates = leaf({kSteps, kBatch, 4 * kAttentionRnn}, 0.5);
-  // Text lengths 7, 5, 3.
-  l.mask = torch::arange(kTime).unsqueeze(0) >=
-           torch::tensor({int64_t{7}, int64_t{5}, int64_t{3}}).unsqueeze(1);
+  l.dims = d;
+  // Text lengths T, T - 2, T - 4, ... (7, 5, 3 by default), at least 1.
+  std::vector<int64_t> lengths;
+  for (int64_t b = 0; b < kBatch; ++b) lengths.push_back(std::max<int64_t>(1, kTime - 2 * b));
+  l.mask = torch::arange(kTime).unsqueeze(0) >= torch::tensor(lengths).unsqueeze(1);
   l.mask = l.mask.unsqueeze(1);
   if (dropout) {
     l.attention_masks = torch::empty({kSteps, kBatch, kAttentionRnn}, o).bernoulli_(0.9) / 0.9;
     l.decoder_masks = torch::empty({kSteps, kBatch, kDecoderRnn}, o).bernoulli_(0.9) / 0.9;
   }
   l.output_weights = torch::randn({7, kBatch, 2 * kTime + kEncoder + kAttentionRnn}, o);
+  for (torch::Tensor* t : {&l.mask, &l.attention_masks, &l.decoder_masks, &l.output_weights}) {
+    if (t->defined()) *t = t->to(device);
+  }
   return l;
 }
 
@@ -74,6 +93,8 @@ Leaves make_leaves(torch::Dtype dtype, bool dropout) {
 torch::Tensor read_outputs(const Leaves& l, const DecoderState& s, const torch::Tensor& weights,
                            int64_t step) {
   const torch::Tensor& w = l.output_weights;
+  const int64_t kBatch = l.dims.batch, kTime = l.dims.time, kEncoder = l.dims.encoder,
+                kAttentionRnn = l.dims.attention_rnn, kDecoderRnn = l.dims.decoder_rnn;
   torch::Tensor loss =
       (s.attention_h * w[0].narrow(1, 0, kAttentionRnn)).sum() +
       (s.attention_c * w[1].narrow(1, 0, kAttentionRnn)).sum() +
@@ -85,8 +106,9 @@ torch::Tensor read_outputs(const Leaves& l, const DecoderState& s, const torch::
   return loss * (1.0 + 0.1 * static_cast<double>(step));
 }
 
-DecoderState initial_state(torch::Dtype dtype) {
-  auto o = torch::TensorOptions().dtype(dtype);
+DecoderState initial_state(const torch::TensorOptions& o, const Dims& d = {}) {
+  const int64_t kBatch = d.batch, kTime = d.time, kEncoder = d.encoder,
+                kAttentionRnn = d.attention_rnn, kDecoderRnn = d.decoder_rnn;
   return {torch::zeros({kBatch, kAttentionRnn}, o), torch::zeros({kBatch, kAttentionRnn}, o),
           torch::zeros({kBatch, kDecoderRnn}, o),   torch::zeros({kBatch, kDecoderRnn}, o),
           torch::zeros({kBatch, 2, kTime}, o),      torch::zeros({kBatch, kEncoder}, o)};
@@ -133,13 +155,13 @@ StepsRun run(const Leaves& l, bool fused, StepProductPath path, bool shared = fa
     tts::tacotron2::detail::share_step_constants(memory, processed, location, v, bias, sums);
     EXPECT_TRUE(sums.defined());
   }
-  tts::tacotron2::detail::DecoderStepConstants k{memory,   processed,   l.mask,     location,
-                                                 v,        bias,        &attention, &query,
-                                                 &decoder, kKernel / 2, sums};
-  DecoderState s = initial_state(l.memory.scalar_type());
+  tts::tacotron2::detail::DecoderStepConstants k{
+      memory,     processed, l.mask,   location,          v,   bias,
+      &attention, &query,    &decoder, l.dims.kernel / 2, sums};
+  DecoderState s = initial_state(l.memory.options().requires_grad(false), l.dims);
   StepsRun out;
   torch::Tensor loss = torch::zeros({}, l.memory.options());
-  for (int64_t t = 0; t < kSteps; ++t) {
+  for (int64_t t = 0; t < l.dims.steps; ++t) {
     torch::Tensor attention_mask =
         l.attention_masks.defined() ? l.attention_masks[t] : torch::Tensor();
     torch::Tensor decoder_mask = l.decoder_masks.defined() ? l.decoder_masks[t] : torch::Tensor();
@@ -224,6 +246,40 @@ TEST(FusedDecoderStepFloat, MatchesTheComposedStepWithinFloatRounding) {
   }
 }
 
+// The fused step's CUDA kernels (decoder_step_kernels.cu) give the CPU kernels' values and every
+// gradient over chained steps, with dropout and the shared constants, in double and in float.
+// Run by scripts/gpu_check.sh; skipped without a GPU.
+TEST(CudaPaths, FusedDecoderStepMatchesTheCpu) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "needs a CUDA device";
+  const torch::Device cpu_device(torch::kCPU), cuda(torch::kCUDA, 0);
+  // More text positions than a block has threads, more channels than warps, more units than a
+  // block: every loop of the kernels takes several passes.
+  // batch, time, encoder, attention_rnn, decoder_rnn, attention, kernel, steps
+  const Dims large{5, 300, 24, 300, 260, 20, 31, 3};
+  for (const Dims& dims : {Dims{}, large}) {
+    for (torch::Dtype dtype : {torch::kDouble, torch::kFloat}) {
+      const bool is_double = dtype == torch::kDouble;
+      const StepsRun cpu =
+          run(make_leaves(dtype, true, cpu_device, dims), true, StepProductPath::kGemm, true);
+      const StepsRun gpu =
+          run(make_leaves(dtype, true, cuda, dims), true, StepProductPath::kGemm, true);
+      ASSERT_EQ(cpu.values.size(), gpu.values.size());
+      for (size_t i = 0; i < cpu.values.size(); ++i) {
+        EXPECT_TRUE(torch::allclose(cpu.values[i], gpu.values[i].cpu(), is_double ? 1e-11 : 1e-5,
+                                    is_double ? 1e-12 : 1e-6))
+            << "output " << i % 7 << " of step " << i / 7 << (is_double ? " (double)" : " (float)");
+      }
+      for (size_t i = 0; i < cpu.grads.size(); ++i) {
+        ASSERT_TRUE(gpu.grads[i].defined()) << i;
+        EXPECT_TRUE(torch::allclose(cpu.grads[i], gpu.grads[i].cpu(), is_double ? 1e-10 : 1e-4,
+                                    is_double ? 1e-11 : 1e-5))
+            << "gradient " << i << (is_double ? " (double)" : " (float)") << ": max difference "
+            << (cpu.grads[i] - gpu.grads[i].cpu()).abs().max().item<double>();
+      }
+    }
+  }
+}
+
 TEST(FusedDecoderStepApplies, OnlyToCpuTensorsOfOneFloatingTypeAndTheDecodersMaskShape) {
   using namespace tts::tacotron2;
   const Leaves l = make_leaves(torch::kFloat, false);
@@ -231,10 +287,10 @@ TEST(FusedDecoderStepApplies, OnlyToCpuTensorsOfOneFloatingTypeAndTheDecodersMas
       make_step_weight(StepProductPath::kKernel, l.attention_context_w, l.attention_hidden_w);
   StepWeight query = make_step_weight(StepProductPath::kKernel, l.query_w);
   StepWeight decoder = make_step_weight(StepProductPath::kKernel, l.decoder_w);
-  tts::tacotron2::detail::DecoderStepConstants k{l.memory, l.processed,    l.mask,     l.location,
-                                                 l.v,      l.decoder_bias, &attention, &query,
-                                                 &decoder, kKernel / 2};
-  DecoderState s = initial_state(torch::kFloat);
+  tts::tacotron2::detail::DecoderStepConstants k{l.memory, l.processed,      l.mask,     l.location,
+                                                 l.v,      l.decoder_bias,   &attention, &query,
+                                                 &decoder, l.dims.kernel / 2};
+  DecoderState s = initial_state(torch::TensorOptions().dtype(torch::kFloat));
   EXPECT_TRUE(tts::tacotron2::detail::fused_decoder_step_applies(k, l.input_gates[0], {}, {}, s));
   // A state of another dtype: the composed nodes (which convert) run it.
   DecoderState mixed = s;
@@ -249,6 +305,24 @@ TEST(FusedDecoderStepApplies, OnlyToCpuTensorsOfOneFloatingTypeAndTheDecodersMas
   // Reduced precision.
   EXPECT_FALSE(tts::tacotron2::detail::fused_decoder_step_applies(
       k, l.input_gates[0].to(torch::kBFloat16), {}, {}, s));
+}
+
+// train.decoder_step is resolved once per model for its device: fused is the fused node on the
+// CPU and composed on CUDA (whose fused kernels have not run on a GPU yet), fused_cuda the fused
+// node everywhere, composed as asked; a decoder refuses an unresolved fused_cuda.
+TEST(DecoderStepFor, FusedIsTheNodeOnTheCpuAndFusedCudaAlsoOnCuda) {
+  using tts::config::DecoderStep;
+  using tts::tacotron2::decoder_step_for;
+  const torch::Device cpu(torch::kCPU), cuda(torch::kCUDA, 0);
+  EXPECT_EQ(decoder_step_for(DecoderStep::kFused, cpu), DecoderStep::kFused);
+  EXPECT_EQ(decoder_step_for(DecoderStep::kFused, cuda), DecoderStep::kComposed);
+  EXPECT_EQ(decoder_step_for(DecoderStep::kFusedCuda, cpu), DecoderStep::kFused);
+  EXPECT_EQ(decoder_step_for(DecoderStep::kFusedCuda, cuda), DecoderStep::kFused);
+  EXPECT_EQ(decoder_step_for(DecoderStep::kComposed, cpu), DecoderStep::kComposed);
+  EXPECT_EQ(decoder_step_for(DecoderStep::kComposed, cuda), DecoderStep::kComposed);
+  EXPECT_EQ(tts::config::TrainOptions{}.decoder_step, DecoderStep::kFused);
+  tts::tacotron2::Decoder decoder(tts::config::ModelOptions{}, 80);
+  EXPECT_THROW(decoder->set_decoder_step(DecoderStep::kFusedCuda), tts::Error);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "../../support/error_of.h"
 #include "../../support/scratch.h"
 #include "nvidia_fixture.h"
 #include "tts/checkpoint/checkpoint.h"
@@ -24,6 +25,8 @@ using tts::text::symbol_table;
 namespace fx = nvidia_fixture;
 
 namespace {
+
+using tts::test::error_of;
 
 // The fixture's small model, reading text with `symbol_set`.
 tts::config::Config config_for(SymbolSet symbol_set) {
@@ -44,15 +47,6 @@ torch::Tensor row(const torch::Tensor& embedding, const std::vector<std::string>
   }
   ADD_FAILURE() << "no symbol '" << symbol << "'";
   return torch::Tensor();
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const tts::Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 // A checkpoint of a fresh model of `config` holding `symbols`, written under `dir`.

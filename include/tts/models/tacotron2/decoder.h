@@ -62,6 +62,11 @@ struct DecoderOutput {
   torch::Tensor alignments;  // [B, steps, T_text]
 };
 
+// train.decoder_step for a model on `device`, as the decoder takes it (fused or composed): fused is
+// the fused node on the CPU and composed elsewhere (CUDA's fused kernels have not run on a GPU
+// yet); fused_cuda the fused node wherever it has kernels; composed as asked.
+config::DecoderStep decoder_step_for(config::DecoderStep asked, const torch::Device& device);
+
 // Decoder: prenet, attention LSTM, location-sensitive attention, decoder LSTM, and the mel
 // (n_mels * r) and stop (r) projections of [decoder_h, context]. Each step consumes the r frames
 // of the previous step (all r, as NVIDIA's model) and predicts the next r frames.
@@ -75,7 +80,8 @@ class DecoderImpl : public torch::nn::Module {
   void set_r(int64_t r);
   int64_t r() const { return r_; }
   void set_step_products(StepProductPath path) { step_products_ = path; }
-  void set_decoder_step(config::DecoderStep how) { decoder_step_ = how; }
+  // `how` resolved for the device (decoder_step_for): fused (the node) or composed.
+  void set_decoder_step(config::DecoderStep how);
   // Teacher forcing. memory [B, T_text, E]; mask [B, T_text] (true = padded text);
   // mel [B, T_mel, n_mels] with T_mel a multiple of r. `context`: keyed dropout (the LSTMs' in
   // training, the prenet's in either mode) and whether the prenet drops out; keyed, the masks
@@ -125,7 +131,7 @@ class DecoderImpl : public torch::nn::Module {
   torch::Tensor prenet_input(const torch::Tensor& frames) const;
 
   StepProductPath step_products_ = config::TrainOptions{}.step_products;
-  config::DecoderStep decoder_step_ = config::TrainOptions{}.decoder_step;
+  config::DecoderStep decoder_step_ = config::DecoderStep::kFused;
   int64_t max_r_;  // 0: built for r_ alone
   int64_t n_mels_, r_, prenet_dim_, encoder_dim_, attention_rnn_dim_, decoder_rnn_dim_;
   int64_t max_decoder_steps_;

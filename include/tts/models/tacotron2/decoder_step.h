@@ -1,9 +1,10 @@
-// The decoder's recurrent step as one autograd node on the CPU: the attention LSTM, the
-// location-sensitive attention and the decoder LSTM of one step, forward in one call and
-// backward in one node (decoder_step.cpp). Composed of the per-part nodes it is ~50 operators
-// forward and ~15 autograd nodes backward a step, each paying the dispatcher, autograd's
-// bookkeeping and, on a GPU, a launch; the step's arithmetic is the same either way: the parts'
-// CPU kernels (fused_kernels.h), the same products and the same convolution.
+// The decoder's recurrent step as one autograd node, on the CPU and (in a build with CUDA) on a
+// GPU: the attention LSTM, the location-sensitive attention and the decoder LSTM of one step,
+// forward in one call and backward in one node (decoder_step.cpp). Composed of the per-part nodes
+// it is ~50 operators forward and ~15 autograd nodes backward a step, each paying the
+// dispatcher, autograd's bookkeeping and, on a GPU, a launch; the step's arithmetic is the same
+// either way: the parts' kernels (fused_kernels.h; on CUDA decoder_step_kernels.cu, with the
+// element-wise arithmetic of cell_math.h), the same products and the same convolution.
 #pragma once
 
 #include <torch/torch.h>
@@ -32,16 +33,18 @@ struct DecoderStepConstants {
   StepConstantGradients gradients;
 };
 
-// Where the fused steps can run (the CPU, float or double, no autocast) and a gradient is
-// needed: replaces memory, processed_memory, location, v and decoder_bias by the outputs of one
-// autograd node whose backward hands out `gradients`, the sums the steps accumulate, plus any
-// gradient a step composed of other nodes gave. Otherwise leaves everything as it is.
+// Where the fused steps can run (step_kernels: the CPU, CUDA in a build with it; float or
+// double, no autocast) and a gradient is needed: replaces memory, processed_memory, location, v and
+// decoder_bias by the outputs of one autograd node whose backward hands out `gradients`, the sums
+// the steps accumulate, plus any gradient a step composed of other nodes gave. Otherwise leaves
+// everything as it is.
 void share_step_constants(torch::Tensor& memory, torch::Tensor& processed_memory,
                           torch::Tensor& location, torch::Tensor& v, torch::Tensor& decoder_bias,
                           StepConstantGradients& gradients);
 
-// Whether the fused step runs these tensors: all on the CPU, float or double alike (so not under
-// autocast), the masks of the decoder's shapes.
+// Whether the fused step runs these tensors: all on one device that has its kernels
+// (step_kernels), float or double alike (so not under autocast), the masks of the decoder's
+// shapes.
 bool fused_decoder_step_applies(const DecoderStepConstants& constants,
                                 const torch::Tensor& input_gates,
                                 const torch::Tensor& attention_mask,

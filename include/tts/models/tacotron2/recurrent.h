@@ -100,9 +100,10 @@ torch::Tensor bidirectional_lstm(torch::nn::LSTM& lstm, const torch::Tensor& x,
                                  RnnPadding padding);
 
 // torch::nn::GRU `gru` (one layer, bidirectional, batch first) over x [B, T, I] with lengths
-// [B], as over packed sequences: [B, T, 2H] in fp32 at least (autocast off: the state runs over
+// [B], as over packed sequences: [B, T, 2H] in fp32 at least, autocast off (the state runs over
 // every step), zero at padded positions. kMasked: one input projection for all steps, then per
-// step the recurrent product and the gates (r, z, n, as torch::nn::GRU) in libtorch's operators.
+// step the recurrent product and the gates (r, z, n, as torch::nn::GRU) in libtorch's operators;
+// kPacked: libtorch's GRU over the packed batch.
 torch::Tensor bidirectional_gru(torch::nn::GRU& gru, const torch::Tensor& x,
                                 const torch::Tensor& lengths, RnnPadding padding);
 

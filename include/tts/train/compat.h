@@ -1,7 +1,11 @@
-// Every difference between the libtorch versions tts-train builds against (1.13, 2.x) that mixed
-// precision meets, in one place: libtorch's autocast state (train/precision.h, and the autocast
-// policy of the families' own autograd nodes).
+// Every difference between the libtorch versions tts-train builds against (1.13, 2.x) that the
+// trainer meets, in one place: libtorch's autocast state (train/precision.h, and the autocast
+// policy of the families' own autograd nodes), and how an optimizer zeroes its gradients.
 //
+// zero_grad: 1.13's Optimizer::zero_grad() zeroes each gradient in place; 2.x's takes
+// set_to_none, true by default, and frees them (the next backward allocates new ones).
+//
+// Autocast:
 // 1.13: one pair of functions per device type: is_cpu_enabled / set_cpu_enabled /
 //       get_autocast_cpu_dtype / set_autocast_cpu_dtype for the CPU, is_enabled / set_enabled /
 //       get_autocast_gpu_dtype / set_autocast_gpu_dtype for CUDA.
@@ -15,6 +19,7 @@
 #include <ATen/autocast_mode.h>
 #include <c10/core/DeviceType.h>
 #include <c10/core/ScalarType.h>
+#include <torch/optim/optimizer.h>
 #include <torch/version.h>
 
 #include <string>
@@ -28,6 +33,17 @@
 #endif
 
 namespace tts::train::compat {
+
+// Zeroes `optimizer`'s gradients in place on every libtorch, keeping their storage: what a
+// replayed CUDA graph writes into (Note [Replaying a training step]) and what the gradient reducer
+// copies into, instead of new tensors each step.
+inline void zero_grad_in_place(torch::optim::Optimizer& optimizer) {
+#if TORCH_VERSION_MAJOR >= 2
+  optimizer.zero_grad(/*set_to_none=*/false);
+#else
+  optimizer.zero_grad();
+#endif
+}
 
 // The device types whose autocast tts-train drives (its model runs on the CPU or CUDA).
 inline bool autocast_device_type(c10::DeviceType type) {
