@@ -89,7 +89,9 @@ TEST(Npy, BadFilesNameTheFileAndTheProblem) {
   EXPECT_NE(message.find("truncated .npy data"), std::string::npos) << message;
   EXPECT_NE(message.find(truncated), std::string::npos) << message;
 
-  std::string text = tts::read_file(temp_path("a.npy"));
+  // A float32 file of this test's own, its dtype then changed.
+  tts::formats::write_npy(temp_path("f4.npy"), values.data(), {10, 10});
+  std::string text = tts::read_file(temp_path("f4.npy"));
   auto at = text.find("<f4");
   ASSERT_NE(at, std::string::npos);
   text.replace(at, 3, "|u1");

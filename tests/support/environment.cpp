@@ -5,11 +5,14 @@
 // of this checkout and build are compiled into this one small file only, so that every test file
 // compiles to the same object in every clone and ccache serves a fresh clone (CI) from the cache.
 // The variables are set here, before any test file's static initializers run (a constructor of
-// high priority), unless the environment already sets them.
+// high priority), unless the environment already sets them, and the scratch folder is created
+// (a process that passed removes it again: scratch_cleanup.cpp).
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <string>
+#include <system_error>
 
 namespace {
 
@@ -26,6 +29,8 @@ __attribute__((constructor(101))) void set_test_environment() {
   setenv("TTS_TEST_DATA_DIR", TTS_TEST_DATA_DIR_VALUE, 0);
   setenv("TTS_CLI_PATH", TTS_CLI_PATH_VALUE, 0);
   setenv("TTS_TEST_TMP_DIR", (std::string(TTS_TEST_TMP_ROOT) + "/" + executable_name()).c_str(), 0);
+  std::error_code ignored;  // a folder that cannot be made fails the tests that write there
+  std::filesystem::create_directories(getenv("TTS_TEST_TMP_DIR"), ignored);
 }
 
 }  // namespace

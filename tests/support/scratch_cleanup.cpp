@@ -1,0 +1,37 @@
+// A test process that passed removes its scratch folder (TTS_TEST_TMP_DIR) when it ends: the
+// suite writes full-size checkpoints (a HiFi-GAN V1 one is 270 MB), and two builds' leftovers
+// would otherwise fill a CI machine's disk. A process with a failed test keeps its folder to be
+// looked at, and TTS_KEEP_TEST_TMP=1 keeps every folder (the report tests' screenshots, say).
+//
+// ctest runs each test as its own process (tests/CMakeLists.txt), so a folder lives as long as
+// one test; a test executable run by hand cleans up once, after all its tests.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+namespace {
+
+class RemoveScratchOfAPassedProcess : public testing::EmptyTestEventListener {
+  void OnTestProgramEnd(const testing::UnitTest& unit_test) override {
+    const char* keep = getenv("TTS_KEEP_TEST_TMP");
+    const char* dir = getenv("TTS_TEST_TMP_DIR");
+    // Listing the tests (ctest's discovery at build time) runs none: nothing of ours to remove.
+    if (unit_test.test_to_run_count() == 0 || !unit_test.Passed()) return;
+    if ((keep != nullptr && std::strcmp(keep, "0") != 0 && keep[0] != '\0') || dir == nullptr) {
+      return;
+    }
+    std::error_code ignored;  // a folder that cannot be removed costs disk, not the test's result
+    std::filesystem::remove_all(dir, ignored);
+  }
+};
+
+// Installed before main() runs RUN_ALL_TESTS; gtest owns the listener from here on.
+const bool installed = [] {
+  testing::UnitTest::GetInstance()->listeners().Append(new RemoveScratchOfAPassedProcess);
+  return true;
+}();
+
+}  // namespace
