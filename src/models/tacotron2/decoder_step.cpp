@@ -37,17 +37,26 @@ const torch::Tensor& empty_tensor() {
 torch::Tensor or_empty(const torch::Tensor& t) { return t.defined() ? t : empty_tensor(); }
 torch::Tensor or_undefined(const torch::Tensor& t) { return t.numel() == 0 ? torch::Tensor() : t; }
 
-// A StepWeight's product weight and gradient buffers, in and out of saved_data.
+// A StepWeight's product weight, gradient buffers and panels, in and out of saved_data: the
+// node's "kept" list holds the two masks, then kWeightEntries for each of the three weights (in
+// the order attention, query, decoder: kept_weight), then the constants' gradient sums (kSums).
+constexpr size_t kWeightEntries = 6;
+constexpr size_t kept_weight(size_t i) { return 2 + i * kWeightEntries; }
+constexpr size_t kSums = kept_weight(3);
 void push_weight(std::vector<torch::Tensor>& out, const StepWeight& w) {
   out.push_back(w.weight);
   out.push_back(or_empty(w.gradient.sum));
   out.push_back(or_empty(w.gradient.inputs));
   out.push_back(or_empty(w.gradient.grads));
   out.push_back(or_empty(w.gradient.rows));
+  out.push_back(or_empty(w.panels));
 }
 StepGradient gradient_at(const std::vector<torch::Tensor>& v, size_t i) {
   return {or_undefined(v[i + 1]), or_undefined(v[i + 2]), or_undefined(v[i + 3]),
           or_undefined(v[i + 4])};
+}
+torch::Tensor panels_at(const std::vector<torch::Tensor>& v, size_t i) {
+  return or_undefined(v[i + 5]);
 }
 
 torch::Tensor contiguous_or_zeros(const torch::Tensor& grad, const torch::Tensor& like) {
@@ -121,11 +130,13 @@ class DecoderStep : public torch::autograd::Function<DecoderStep> {
     // The attention LSTM.
     torch::Tensor x_attention = torch::cat({context, attention_h}, 1);
     torch::Tensor attention_gates =
-        step_product(input_gates, x_attention, attention_weight_t, k.attention_weight->path);
+        step_product(input_gates, x_attention, attention_weight_t, k.attention_weight->path,
+                     k.attention_weight->panels_t);
     LstmPointwiseForward attention =
         kernels.lstm_forward(attention_gates, attention_c, plain.attention_mask);
     // The attention.
-    torch::Tensor query = step_product({}, attention.h, query_weight_t, k.query_weight->path);
+    torch::Tensor query = step_product({}, attention.h, query_weight_t, k.query_weight->path,
+                                       k.query_weight->panels_t);
     torch::Tensor location_features =
         torch::conv1d(weights_and_cumulative, location, {}, 1, k.padding);
     auto [activations, weights, new_cumulative] = kernels.attention_forward(
@@ -136,8 +147,8 @@ class DecoderStep : public torch::autograd::Function<DecoderStep> {
     torch::bmm_out(context_3d, weights, memory);
     // The decoder LSTM.
     torch::Tensor x_decoder = torch::cat({attention.h, new_context, decoder_h}, 1);
-    torch::Tensor decoder_gates =
-        step_product(decoder_bias, x_decoder, decoder_weight_t, k.decoder_weight->path);
+    torch::Tensor decoder_gates = step_product(decoder_bias, x_decoder, decoder_weight_t,
+                                               k.decoder_weight->path, k.decoder_weight->panels_t);
     LstmPointwiseForward decoder =
         kernels.lstm_forward(decoder_gates, decoder_c, plain.decoder_mask);
 
@@ -173,14 +184,15 @@ class DecoderStep : public torch::autograd::Function<DecoderStep> {
     const std::vector<int64_t> paths = ctx->saved_data["paths"].toIntVector();
     const torch::Tensor& attention_mask = kept[0];
     const torch::Tensor& decoder_mask = kept[1];
-    const torch::Tensor &attention_weight = kept[2], &query_weight = kept[7],
-                        &decoder_weight = kept[12];
+    const torch::Tensor &attention_weight = kept[kept_weight(0)],
+                        &query_weight = kept[kept_weight(1)],
+                        &decoder_weight = kept[kept_weight(2)];
     const auto path = [&](size_t i) { return static_cast<StepProductPath>(paths[i]); };
     // The sums of the constants' gradients (memory, processed memory, location, v, bias), or none.
-    const bool summed = kept[17].numel() > 0;
+    const bool summed = kept[kSums].numel() > 0;
     auto hand_out = [&](size_t sum, const torch::Tensor& grad) {
       if (!summed || !grad.defined()) return grad;
-      torch::Tensor target = kept[17 + sum];
+      torch::Tensor target = kept[kSums + sum];
       target.add_(grad);
       return torch::Tensor();
     };
@@ -195,9 +207,10 @@ class DecoderStep : public torch::autograd::Function<DecoderStep> {
     torch::Tensor grad_bias =
         ctx->needs_input_grad(10) ? grad_decoder_gates.sum(0) : torch::Tensor();
     torch::Tensor grad_x_decoder =
-        step_product({}, grad_decoder_gates, decoder_weight, path(2));  // [B, H_att + E + H_dec]
+        step_product({}, grad_decoder_gates, decoder_weight, path(2),  // [B, H_att + E + H_dec]
+                     panels_at(kept, kept_weight(2)));
     if (ctx->needs_input_grad(9)) {
-      StepGradient gradient = gradient_at(kept, 12);
+      StepGradient gradient = gradient_at(kept, kept_weight(2));
       if (gradient.defined()) add_step_rows(gradient, x_decoder, grad_decoder_gates);
     }
     torch::Tensor grad_attention_h = grad_x_decoder.narrow(1, 0, h_attention);
@@ -228,10 +241,10 @@ class DecoderStep : public torch::autograd::Function<DecoderStep> {
       grad_previous.narrow(1, 1, 1).add_(grad_cumulative.narrow(1, 1, 1));
     }
     // The query.
-    grad_attention_h =
-        step_product(grad_attention_h.contiguous(), grad_query, query_weight, path(1));
+    grad_attention_h = step_product(grad_attention_h.contiguous(), grad_query, query_weight,
+                                    path(1), panels_at(kept, kept_weight(1)));
     if (ctx->needs_input_grad(8)) {
-      StepGradient gradient = gradient_at(kept, 7);
+      StepGradient gradient = gradient_at(kept, kept_weight(1));
       if (gradient.defined()) {
         add_step_rows(gradient, x_decoder.narrow(1, 0, h_attention), grad_query);
       }
@@ -241,9 +254,10 @@ class DecoderStep : public torch::autograd::Function<DecoderStep> {
         kernels.lstm_backward(attention_activations, attention_c, attention_tanh_c, attention_mask,
                               grad_attention_h, contiguous_or_zeros(grads[1], attention_c));
     torch::Tensor grad_x_attention =
-        step_product({}, grad_attention_gates, attention_weight, path(0));  // [B, E + H_att]
+        step_product({}, grad_attention_gates, attention_weight, path(0),  // [B, E + H_att]
+                     panels_at(kept, kept_weight(0)));
     if (ctx->needs_input_grad(7)) {
-      StepGradient gradient = gradient_at(kept, 2);
+      StepGradient gradient = gradient_at(kept, kept_weight(0));
       if (gradient.defined()) add_step_rows(gradient, x_attention, grad_attention_gates);
     }
     variable_list out(16);

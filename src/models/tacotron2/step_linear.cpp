@@ -132,13 +132,16 @@ class StepLinear : public torch::autograd::Function<StepLinear> {
  public:
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x,
                                const torch::Tensor& weight_t, at::TensorList base, Plain weight,
-                               const StepGradient& gradient, StepProductPath path) {
+                               Plain panels, Plain panels_t, const StepGradient& gradient,
+                               StepProductPath path) {
     ctx->save_for_backward({x});
     ctx->saved_data["weight"] = weight.tensor;
+    ctx->saved_data["panels"] = panels.tensor;
     save_gradient(ctx, gradient);
     ctx->saved_data["base_dim"] = base.empty() ? int64_t{0} : base[0].dim();
     ctx->saved_data["path"] = static_cast<int64_t>(path);
-    return detail::step_product(base.empty() ? torch::Tensor() : base[0], x, weight_t, path);
+    return detail::step_product(base.empty() ? torch::Tensor() : base[0], x, weight_t, path,
+                                panels_t.tensor);
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
@@ -146,10 +149,11 @@ class StepLinear : public torch::autograd::Function<StepLinear> {
     torch::Tensor x = ctx->get_saved_variables()[0];
     torch::Tensor grad = grads[0].contiguous();  // [B, out]
     int64_t base_dim = ctx->saved_data["base_dim"].toInt();
-    variable_list out(6);  // x, weight_t, the base if any; none for the plain arguments
+    variable_list out(8);  // x, weight_t, the base if any; none for the plain arguments
     if (ctx->needs_input_grad(0)) {
       const auto path = static_cast<StepProductPath>(ctx->saved_data["path"].toInt());
-      out[0] = detail::step_product({}, grad, saved_tensor(ctx, "weight"), path);
+      out[0] = detail::step_product({}, grad, saved_tensor(ctx, "weight"), path,
+                                    saved_tensor(ctx, "panels"));
     }
     StepGradient gradient = saved_gradient(ctx);
     if (gradient.defined() && ctx->needs_input_grad(1)) add_rows(gradient, x, grad);
@@ -200,6 +204,8 @@ StepWeight make_step_weight(StepProductPath path, const torch::Tensor& first,
     w.gradient.rows = torch::zeros({1}, torch::kInt64);
   }
   w.weight_t = StepWeightCopy::apply(at::TensorList(parts), Plain{w.weight}, w.gradient);
+  w.panels = detail::kernel_panels(w.weight, path);
+  w.panels_t = detail::kernel_panels(w.weight_t.detach(), path);
   return w;
 }
 
@@ -212,7 +218,7 @@ torch::Tensor step_linear(const StepWeight& w, const torch::Tensor& base, const 
   std::vector<torch::Tensor> bases;
   if (base.defined()) bases.push_back(detail::as_type(base, dtype));
   return StepLinear::apply(detail::as_type(x, dtype), w.weight_t, at::TensorList(bases),
-                           Plain{w.weight}, w.gradient, w.path);
+                           Plain{w.weight}, Plain{w.panels}, Plain{w.panels_t}, w.gradient, w.path);
 }
 
 }  // namespace tts::tacotron2

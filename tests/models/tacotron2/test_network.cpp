@@ -10,6 +10,7 @@
 
 #include "small_options.h"
 #include "tts/config/config.h"
+#include "tts/core/cpu_features.h"
 #include "tts/models/keyed_dropout.h"
 #include "tts/models/tacotron2/layers.h"
 #include "tts/models/tacotron2/loss.h"
@@ -709,6 +710,47 @@ TEST_P(StepProductIsa, FloatKernelMatchesAddmmAtShapesWithEveryRemainder) {
                           std::to_string(out);
       EXPECT_LT((y.to(torch::kDouble) - yd).abs().max().item<double>(), 1e-4) << where;
       EXPECT_LT((grad_x.to(torch::kDouble) - grad_xd).abs().max().item<double>(), 1e-3) << where;
+    }
+  }
+}
+
+// The kernel reads a weight's panels (made once per batch by make_step_weight) where they exist,
+// and the weight itself where not: the same values bit for bit, forward and backward, on one
+// thread or two (columns go to threads in whole tiles).
+TEST_P(StepProductIsa, PanelsAndThreadsChangeNoValue) {
+  torch::manual_seed(29);
+  tts::tacotron2::set_step_kernel_isa(GetParam());
+  const int threads = at::get_num_threads();
+  for (int64_t rows : {1, 4, 6, 7, 16}) {
+    for (auto [in, out] : {std::pair<int64_t, int64_t>{37, 21}, {40, 2069}, {2100, 48}}) {
+      torch::Tensor weight = torch::randn({out, in}, torch::requires_grad());
+      torch::Tensor bias = torch::randn({out});
+      torch::Tensor x = torch::randn({rows, in}, torch::requires_grad());
+      torch::Tensor probe = torch::randn({rows, out});
+      tts::tacotron2::StepWeight with_panels =
+          tts::tacotron2::make_step_weight(tts::tacotron2::StepProductPath::kKernel, weight);
+      // Made for the AVX2 and AVX-512 kernels, not for the portable loop.
+#if TTS_X86_KERNELS
+      EXPECT_EQ(with_panels.panels.defined() && with_panels.panels_t.defined(),
+                GetParam() != tts::tacotron2::StepKernelIsa::kPortable && tts::cpu::has_avx2_fma());
+#endif
+      tts::tacotron2::StepWeight without = with_panels;
+      without.panels = without.panels_t = torch::Tensor();
+      std::vector<torch::Tensor> results;
+      for (const auto* w : {&with_panels, &without}) {
+        for (int n : {1, 2}) {
+          at::set_num_threads(n);
+          torch::Tensor y = tts::tacotron2::step_linear(*w, bias, x);
+          results.push_back(y.detach());
+          results.push_back(torch::autograd::grad({(y * probe).sum()}, {x})[0]);
+        }
+      }
+      at::set_num_threads(threads);
+      std::string where = "rows " + std::to_string(rows) + ", in " + std::to_string(in) + ", out " +
+                          std::to_string(out);
+      for (size_t i = 2; i < results.size(); ++i) {
+        EXPECT_TRUE(torch::equal(results[i], results[i % 2])) << where << ", result " << i;
+      }
     }
   }
 }

@@ -53,6 +53,10 @@ using StepProductPath = config::StepProducts;
 struct StepWeight {
   torch::Tensor weight;    // [out, in] contiguous, no autograd history
   torch::Tensor weight_t;  // [in, out] contiguous; its autograd node delivers the gradient
+  // weight and weight_t in the CPU kernel's panels (step_product.cpp), or undefined: the same
+  // values, read by the backward and the forward products.
+  torch::Tensor panels;
+  torch::Tensor panels_t;
   StepGradient gradient;
   StepProductPath path = StepProductPath::kGemm;
 };
