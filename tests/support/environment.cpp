@@ -16,6 +16,8 @@
 
 namespace {
 
+bool scratch_chosen_here = false;
+
 std::string executable_name() {
   char buffer[4096];
   const ssize_t n = readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
@@ -28,9 +30,17 @@ __attribute__((constructor(101))) void set_test_environment() {
   setenv("TTS_SOURCE_DIR", TTS_SOURCE_DIR_VALUE, 0);
   setenv("TTS_TEST_DATA_DIR", TTS_TEST_DATA_DIR_VALUE, 0);
   setenv("TTS_CLI_PATH", TTS_CLI_PATH_VALUE, 0);
+  // A folder the environment names may be shared: only one chosen here is removed after a pass.
+  scratch_chosen_here = getenv("TTS_TEST_TMP_DIR") == nullptr;
   setenv("TTS_TEST_TMP_DIR", (std::string(TTS_TEST_TMP_ROOT) + "/" + executable_name()).c_str(), 0);
   std::error_code ignored;  // a folder that cannot be made fails the tests that write there
   std::filesystem::create_directories(getenv("TTS_TEST_TMP_DIR"), ignored);
 }
 
 }  // namespace
+
+namespace tts::test {
+
+bool scratch_folder_is_ours() { return scratch_chosen_here; }
+
+}  // namespace tts::test

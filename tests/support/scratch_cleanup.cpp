@@ -2,6 +2,7 @@
 // suite writes full-size checkpoints (a HiFi-GAN V1 one is 270 MB), and two builds' leftovers
 // would otherwise fill a CI machine's disk. A process with a failed test keeps its folder to be
 // looked at, and TTS_KEEP_TEST_TMP=1 keeps every folder (the report tests' screenshots, say).
+// A TTS_TEST_TMP_DIR set in the environment is never removed: it may be shared.
 //
 // ctest runs each test as its own process (tests/CMakeLists.txt), so a folder lives as long as
 // one test; a test executable run by hand cleans up once, after all its tests.
@@ -12,6 +13,10 @@
 #include <filesystem>
 #include <system_error>
 
+namespace tts::test {
+bool scratch_folder_is_ours();  // environment.cpp
+}  // namespace tts::test
+
 namespace {
 
 class RemoveScratchOfAPassedProcess : public testing::EmptyTestEventListener {
@@ -20,6 +25,7 @@ class RemoveScratchOfAPassedProcess : public testing::EmptyTestEventListener {
     const char* dir = getenv("TTS_TEST_TMP_DIR");
     // Listing the tests (ctest's discovery at build time) runs none: nothing of ours to remove.
     if (unit_test.test_to_run_count() == 0 || !unit_test.Passed()) return;
+    if (!tts::test::scratch_folder_is_ours()) return;
     if ((keep != nullptr && std::strcmp(keep, "0") != 0 && keep[0] != '\0') || dir == nullptr) {
       return;
     }

@@ -71,7 +71,9 @@ struct StepKernels {
                                             const torch::Tensor& weights_and_cumulative);
   // The weights' gradient is grad_weights [B, 1, T] (the context product's) plus both rows of
   // grad_cumulative [B, 2, T] and grad_weights_out [B, 1, T] (either may be undefined) -> as
-  // attention_score_backward_cpu.
+  // attention_score_backward_cpu. grad_weights is the caller's to give up: a kernel may sum
+  // into it in place (the CPU's does), so it must not be read afterwards or alias a tensor that
+  // is.
   std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> (*attention_backward)(
       const torch::Tensor& activations, const torch::Tensor& weights, const torch::Tensor& v,
       const torch::Tensor& grad_weights, const torch::Tensor& grad_cumulative,

@@ -40,6 +40,18 @@ std::vector<torch::Tensor> step_masks(const torch::Tensor& x, const torch::Tenso
   return valid.t().unsqueeze(2).expand({time, batch, hidden}).contiguous().unbind(0);
 }
 
+// A recurrence's input projections for all steps at once, one [B, G] tensor a step:
+// bias + x [B, T, in] @ weight_ih.t() ([G, in]), G = gates x hidden.
+std::vector<torch::Tensor> input_projections(const torch::Tensor& x, const torch::Tensor& weight_ih,
+                                             const torch::Tensor& bias) {
+  const int64_t batch = x.size(0), time = x.size(1), gates = weight_ih.size(0);
+  return torch::addmm(bias, x.reshape({batch * time, -1}), weight_ih.t())
+      .view({batch, time, gates})
+      .transpose(0, 1)
+      .contiguous()
+      .unbind(0);
+}
+
 }  // namespace
 
 torch::Tensor bidirectional_lstm(torch::nn::LSTM& lstm, const torch::Tensor& x,
@@ -57,15 +69,9 @@ torch::Tensor bidirectional_lstm(torch::nn::LSTM& lstm, const torch::Tensor& x,
   std::vector<torch::Tensor> outputs;
   for (bool reverse : {false, true}) {
     std::string suffix = reverse ? "_l0_reverse" : "_l0";
-    const torch::Tensor& weight_ih = params["weight_ih" + suffix];
-    // Input projections and both biases for all steps at once: [T, B, 4H].
-    std::vector<torch::Tensor> input_gates =
-        torch::addmm(params["bias_ih" + suffix] + params["bias_hh" + suffix],
-                     x.reshape({batch * time, -1}), weight_ih.t())
-            .view({batch, time, 4 * hidden})
-            .transpose(0, 1)
-            .contiguous()
-            .unbind(0);
+    // Input projections and both biases for all steps at once: T of [B, 4H].
+    const std::vector<torch::Tensor> input_gates = input_projections(
+        x, params["weight_ih" + suffix], params["bias_ih" + suffix] + params["bias_hh" + suffix]);
     StepWeight recurrent = make_step_weight(path, params["weight_hh" + suffix]);
     torch::Tensor h = torch::zeros({batch, hidden}, x.options());
     torch::Tensor c = torch::zeros({batch, hidden}, x.options());
@@ -97,14 +103,9 @@ torch::Tensor bidirectional_gru(torch::nn::GRU& gru, const torch::Tensor& x_in,
   std::vector<torch::Tensor> outputs;
   for (bool reverse : {false, true}) {
     const std::string suffix = reverse ? "_l0_reverse" : "_l0";
-    // Input projections with their bias for all steps at once: [T, B, 3H] (r, z, n).
-    std::vector<torch::Tensor> input_gates =
-        torch::addmm(params["bias_ih" + suffix], x.reshape({batch * time, -1}),
-                     params["weight_ih" + suffix].t())
-            .view({batch, time, 3 * hidden})
-            .transpose(0, 1)
-            .contiguous()
-            .unbind(0);
+    // Input projections with their bias for all steps at once: T of [B, 3H] (r, z, n).
+    const std::vector<torch::Tensor> input_gates =
+        input_projections(x, params["weight_ih" + suffix], params["bias_ih" + suffix]);
     const torch::Tensor weight_hh_t = params["weight_hh" + suffix].t();
     const torch::Tensor& bias_hh = params["bias_hh" + suffix];
     torch::Tensor h = torch::zeros({batch, hidden}, x.options());

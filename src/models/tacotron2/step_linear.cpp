@@ -204,8 +204,10 @@ StepWeight make_step_weight(StepProductPath path, const torch::Tensor& first,
     w.gradient.rows = torch::zeros({1}, torch::kInt64);
   }
   w.weight_t = StepWeightCopy::apply(at::TensorList(parts), Plain{w.weight}, w.gradient);
-  w.panels = detail::kernel_panels(w.weight, path);
+  // The panels of the forward's operand, and of the backward's where a backward may run (an
+  // input may need a gradient with the parameters frozen).
   w.panels_t = detail::kernel_panels(w.weight_t.detach(), path);
+  if (torch::GradMode::is_enabled()) w.panels = detail::kernel_panels(w.weight, path);
   return w;
 }
 

@@ -98,8 +98,8 @@ TileOperand operand_at(const float* b, const float* panels, int64_t n, int64_t k
 // in a stack array and stores all of them on every l, which halved the AVX2 tile's speed.)
 template <int R>
 __attribute__((target("avx2,fma"))) inline void tile_avx2(int64_t n, int64_t lda, int64_t k0,
-                                                          int64_t k1, const float* a,
-                                                          TileOperand b, float* out, int64_t j) {
+                                                          int64_t k1, const float* a, TileOperand b,
+                                                          float* out, int64_t j) {
   __m256 low[R], high[R];  // columns j .. j + 8 and j + 8 .. j + 16
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
@@ -174,20 +174,27 @@ template <int R, int C>
 __attribute__((target("avx512f"))) inline void tile_avx512(int64_t n, int64_t lda, int64_t k0,
                                                            int64_t k1, const float* a,
                                                            TileOperand b, float* out, int64_t j) {
-  __m512 acc[R][C];
+  __m512 acc[R][C];  // unrolled loops keep it in registers, as in tile_avx2
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 3
     for (int c = 0; c < C; ++c) acc[r][c] = _mm512_loadu_ps(out + r * n + j + 16 * c);
   }
   for (int64_t l = k0; l < k1; ++l) {
     const float* bl = b.base + l * b.ldb;
     __m512 bv[C];
+#pragma GCC unroll 3
     for (int c = 0; c < C; ++c) bv[c] = _mm512_loadu_ps(bl + c * b.group_stride);
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       __m512 coefficient = _mm512_set1_ps(a[r * lda + l]);
+#pragma GCC unroll 3
       for (int c = 0; c < C; ++c) acc[r][c] = _mm512_fmadd_ps(coefficient, bv[c], acc[r][c]);
     }
   }
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 3
     for (int c = 0; c < C; ++c) _mm512_storeu_ps(out + r * n + j + 16 * c, acc[r][c]);
   }
 }

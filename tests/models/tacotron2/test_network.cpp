@@ -736,6 +736,14 @@ TEST_P(StepProductIsa, PanelsAndThreadsChangeNoValue) {
 #endif
       tts::tacotron2::StepWeight without = with_panels;
       without.panels = without.panels_t = torch::Tensor();
+      if (with_panels.panels_t.defined()) {  // the kernel reads them: other panels, other values
+        tts::tacotron2::StepWeight other = without;
+        other.panels_t = torch::zeros_like(with_panels.panels_t);
+        torch::NoGradGuard no_grad;
+        EXPECT_FALSE(torch::equal(tts::tacotron2::step_linear(other, bias, x),
+                                  tts::tacotron2::step_linear(without, bias, x)))
+            << "rows " << rows;
+      }
       std::vector<torch::Tensor> results;
       for (const auto* w : {&with_panels, &without}) {
         for (int n : {1, 2}) {
@@ -743,9 +751,9 @@ TEST_P(StepProductIsa, PanelsAndThreadsChangeNoValue) {
           torch::Tensor y = tts::tacotron2::step_linear(*w, bias, x);
           results.push_back(y.detach());
           results.push_back(torch::autograd::grad({(y * probe).sum()}, {x})[0]);
+          at::set_num_threads(threads);
         }
       }
-      at::set_num_threads(threads);
       std::string where = "rows " + std::to_string(rows) + ", in " + std::to_string(in) + ", out " +
                           std::to_string(out);
       for (size_t i = 2; i < results.size(); ++i) {
