@@ -21,16 +21,13 @@ namespace {
 
 class RemoveScratchOfAPassedProcess : public testing::EmptyTestEventListener {
   void OnTestProgramEnd(const testing::UnitTest& unit_test) override {
-    const char* keep = getenv("TTS_KEEP_TEST_TMP");
-    const char* dir = getenv("TTS_TEST_TMP_DIR");
     // Listing the tests (ctest's discovery at build time) runs none: nothing of ours to remove.
-    if (unit_test.test_to_run_count() == 0 || !unit_test.Passed()) return;
-    if (!tts::test::scratch_folder_is_ours()) return;
-    if ((keep != nullptr && std::strcmp(keep, "0") != 0 && keep[0] != '\0') || dir == nullptr) {
-      return;
-    }
+    const bool passed = unit_test.test_to_run_count() > 0 && unit_test.Passed();
+    const char* keep = getenv("TTS_KEEP_TEST_TMP");
+    const bool kept = keep != nullptr && keep[0] != '\0' && std::strcmp(keep, "0") != 0;
+    if (!passed || kept || !tts::test::scratch_folder_is_ours()) return;
     std::error_code ignored;  // a folder that cannot be removed costs disk, not the test's result
-    std::filesystem::remove_all(dir, ignored);
+    std::filesystem::remove_all(getenv("TTS_TEST_TMP_DIR"), ignored);
   }
 };
 
