@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Convergence benchmark: how many steps and minutes until the validation diagonal score (Coqui's
-# alignment score, see include/tts/models/tacotron2/alignment_metrics.h) first exceeds 0.5 and 0.7.
+# alignment score, see include/tts/models/tacotron2/training/alignment_metrics.h) first exceeds 0.5 and 0.7.
 #
 #   bench/bench_convergence.sh NAME STEPS [tts-train train options...]
 #

@@ -18,7 +18,7 @@
 
 #include "tts/config/config.h"
 #include "tts/core/allocator.h"
-#include "tts/models/hifigan/generator.h"
+#include "tts/models/hifigan/layers/generator.h"
 
 int main(int argc, char** argv) {
   if (argc < 2) {

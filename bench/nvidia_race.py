@@ -30,7 +30,7 @@ Writes DIR/metrics.jsonl with the keys of tts-train's metrics.jsonl that the rac
 {"kind": "train", "step", "loss", "grad_norm", "elapsed_s"} every L steps and
 {"kind": "val", "step", "loss", "diagonal_score", "focus_rate", "elapsed_s"} every V steps, the
 scores computed as tts-train's alignment_scores() computes them (see
-include/tts/models/tacotron2/alignment_metrics.h): per utterance, within its real decoder steps and tokens,
+include/tts/models/tacotron2/training/alignment_metrics.h): per utterance, within its real decoder steps and tokens,
 the mean over tokens of the largest weight any step gives the token (diagonal) and the mean over
 steps of the largest weight the step gives any token (focus), averaged over utterances.
 elapsed_s counts from the start of the first step.

@@ -12,7 +12,7 @@
 # --python: the Python whose torch NVIDIA's side runs on (default: Debian's /usr/bin/python3).
 # --small: embedding 128, RNNs 256, prenet 64, attention 64, postnet 128 on both sides.
 # --rss: also the peak resident memory of each side (/usr/bin/time -v).
-# --set KEY=VALUE: a setting of our side only (e.g. train.step_products=gemm), repeatable.
+# --set KEY=VALUE: a setting of our side only (e.g. model.recurrent_products=gemm), repeatable.
 # --isa avx2: both sides as on an AVX2-only host (bench/lib/step_pairs.sh); the first line names
 #   the CPU, its widest vector extension and this limit.
 # Both sides use r = 1 (NVIDIA's code cannot train with r > 1), no linear head, one BLAS/OpenMP

@@ -14,8 +14,8 @@
 #include <chrono>
 #include <string>
 
-#include "tts/models/wavenet/generate.h"
-#include "tts/models/wavenet/network.h"
+#include "tts/models/wavenet/layers/network.h"
+#include "tts/models/wavenet/speaking/generate.h"
 
 int main(int argc, char** argv) {
   const int64_t frames = argc > 1 ? std::stoll(argv[1]) : 40;

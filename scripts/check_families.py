@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Model families live in their folders: no family's name in code (comments aside) outside
-src/models/, include/tts/models/ and the registry. Run by .ci/run; prints each offending line.
+src/models/, include/tts/models/ and the registry; inside a family, its network (the rooms
+layers/ and kernels/) includes no other room of it and no other family's headers
+(docs/architecture.md, "Rooms of a family"). Run by .ci/run; prints each offending line.
 
     scripts/check_families.py [ROOT]
 """
@@ -40,7 +42,39 @@ def code_only(text):
     return "".join(out)
 
 
+INCLUDE = re.compile(r'#include "tts/models/(\w+)/(?:(\w+)/)?')
+NETWORK_ROOMS = ("layers", "kernels")
+
+
+def room_breaches():
+    """Lines of a family's network rooms that include another room of it or another family."""
+    breaches = []
+    for folder in ("src/models", "include/tts/models"):
+        for path in sorted((ROOT / folder).rglob("*")):
+            parts = path.relative_to(ROOT / folder).parts
+            if path.suffix not in (".cpp", ".h", ".cu") or len(parts) < 3:
+                continue
+            family, room = parts[0], parts[1]
+            if room not in NETWORK_ROOMS:
+                continue
+            for number, line in enumerate(path.read_text().split("\n"), 1):
+                m = INCLUDE.match(line.strip())
+                if not m or m.group(1) not in ("tacotron2", "hifigan", "wavenet"):
+                    continue
+                if m.group(1) != family or (m.group(2) and m.group(2) not in NETWORK_ROOMS):
+                    breaches.append(f"{path.relative_to(ROOT).as_posix()}:{number}: {line.strip()}")
+    return breaches
+
+
 def main():
+    breaches = room_breaches()
+    for line in breaches:
+        print(line)
+    if breaches:
+        print(f"check_families: {len(breaches)} include(s) from a family's network (layers/, "
+              "kernels/) reach another of its rooms or another family: the network builds on "
+              "nothing of training, speaking or conversion", file=sys.stderr)
+        return 1
     found = 0
     for folder in ("src", "include", "apps"):
         for path in sorted((ROOT / folder).rglob("*")):

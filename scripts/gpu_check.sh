@@ -18,7 +18,7 @@
 #   train_bf16      1 GPU, train.precision = bf16 (autocast), tiny config
 #   bench_*         `tts-train bench` at NVIDIA's dimensions, batch 64, in fp32, TF32 and bf16,
 #                   with mel frames/s; and TF32 with the fused decoder step's CUDA kernels
-#                   (train.decoder_step: fused_cuda; the suite's CudaPaths.FusedDecoderStepMatchesTheCpu
+#                   (model.decoder_step: fused_cuda; the suite's CudaPaths.FusedDecoderStepMatchesTheCpu
 #                   checks them first)
 # Every step runs even if an earlier one failed; a summary table is printed last and the exit
 # code is non-zero if any step failed.
@@ -83,7 +83,7 @@ for name in "${benches[@]}"; do
   [ "$name" = tf32_fused ] && tf32=true && decoder_step=fused_cuda
   step "bench_$name" "$tts" bench --config configs/ljspeech_tacotron2.yaml --batch 64 \
     --text-len 150 --frames 800 --steps 10 --device cuda --set "train.tf32=$tf32" \
-    --set "train.precision=$precision" --set "train.decoder_step=$decoder_step"
+    --set "train.precision=$precision" --set "model.decoder_step=$decoder_step"
 done
 
 echo

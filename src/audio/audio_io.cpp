@@ -258,12 +258,25 @@ std::vector<float> resample(const std::vector<float>& samples, int from_rate, in
   return out;
 }
 
+namespace {
+
+// A sample as 16-bit PCM before clipping: x * 32768, rounded.
+double pcm_value(float x) { return std::round(static_cast<double>(x) * 32768.0); }
+
+}  // namespace
+
+size_t clipped_samples(const std::vector<float>& samples) {
+  return static_cast<size_t>(std::count_if(samples.begin(), samples.end(), [](float x) {
+    const double scaled = pcm_value(x);
+    return !(scaled >= -32768.0 && scaled <= 32767.0);
+  }));
+}
+
 void write_wav(const std::string& path, const std::vector<float>& samples, int sample_rate) {
   std::vector<int16_t> pcm(samples.size());
   for (size_t i = 0; i < samples.size(); ++i) {
     TTS_CHECK(std::isfinite(samples[i]), "{}: cannot write sample {} = {}", path, i, samples[i]);
-    double scaled = std::round(static_cast<double>(samples[i]) * 32768.0);
-    pcm[i] = static_cast<int16_t>(std::clamp(scaled, -32768.0, 32767.0));
+    pcm[i] = static_cast<int16_t>(std::clamp(pcm_value(samples[i]), -32768.0, 32767.0));
   }
   SF_INFO info{};
   info.samplerate = sample_rate;

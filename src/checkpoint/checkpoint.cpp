@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <limits>
 
-#include "compat.h"
 #include "optimizer_state.h"
+#include "tts/checkpoint/optimizer_compat.h"
 #include "tts/checkpoint/state_dict.h"
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
@@ -387,7 +387,7 @@ std::vector<std::string> remove_save_temporaries(const std::string& dir) {
   return removed;
 }
 
-Checkpoint load_checkpoint(const std::string& path) {
+Checkpoint load_checkpoint(const std::string& path, CheckpointRead read) {
   std::error_code ec;
   std::string file = path;
   if (fs::is_directory(path, ec) || fs::path(path).filename() == "latest") {
@@ -414,10 +414,33 @@ Checkpoint load_checkpoint(const std::string& path) {
           fmt::format("checkpoint '{}' is corrupt or not a checkpoint: {}", file, e.what()));
     }
   }();
-  return checkpoint_from_value(root, file);
+  return checkpoint_from_value(root, file, read);
 }
 
-Checkpoint checkpoint_from_value(const PickleValue& root, const std::string& file) {
+namespace {
+
+// The optimizers' states of `root` (a checkpoint of `format`) into `checkpoint`: format 2's data,
+// or format 1's archive, recorded as unread.
+void read_optimizers(const PickleValue& root, const std::string& file, const std::string& format,
+                     Checkpoint& checkpoint) {
+  if (format == kFormat) {
+    OptimizerState first =
+        read_optimizer_state(checkpoint_entry(root, "adam", Kind::Dict, file), file);
+    if (!first.empty()) checkpoint.optimizers.push_back(std::move(first));
+    if (root.find("more_adam") != nullptr) {
+      for (const PickleValue* adam : checkpoint_list(root, "more_adam", Kind::Dict, file)) {
+        checkpoint.optimizers.push_back(read_optimizer_state(*adam, file));
+      }
+    }
+  } else if (checkpoint_entry(root, "optimizer", Kind::Tensor, file).tensor.numel() > 0) {
+    checkpoint.optimizers.emplace_back().unread_archive_of = file;
+  }
+}
+
+}  // namespace
+
+Checkpoint checkpoint_from_value(const PickleValue& root, const std::string& file,
+                                 CheckpointRead read) {
   TTS_CHECK(root.kind == Kind::Dict,
             "checkpoint '{}' is not a tts-train checkpoint (it holds a {}, expected a dict)", file,
             root.kind_name());
@@ -466,18 +489,7 @@ Checkpoint checkpoint_from_value(const PickleValue& root, const std::string& fil
   for (const PickleValue* name : checkpoint_list(root, "parameter_names", Kind::String, file)) {
     checkpoint.parameter_names.push_back(name->text);
   }
-  if (format == kFormat) {
-    OptimizerState first =
-        read_optimizer_state(checkpoint_entry(root, "adam", Kind::Dict, file), file);
-    if (!first.empty()) checkpoint.optimizers.push_back(std::move(first));
-    if (root.find("more_adam") != nullptr) {
-      for (const PickleValue* adam : checkpoint_list(root, "more_adam", Kind::Dict, file)) {
-        checkpoint.optimizers.push_back(read_optimizer_state(*adam, file));
-      }
-    }
-  } else if (checkpoint_entry(root, "optimizer", Kind::Tensor, file).tensor.numel() > 0) {
-    checkpoint.optimizers.emplace_back().unread_archive_of = file;
-  }
+  if (read == CheckpointRead::kWhole) read_optimizers(root, file, format, checkpoint);
   const torch::Tensor& rng = checkpoint_entry(root, "rng_state", Kind::Tensor, file).tensor;
   if (rng.numel() > 0) checkpoint.rng_state = rng;
   if (root.find("cuda_rng_state") != nullptr) {
@@ -524,7 +536,8 @@ data::Phase checkpoint_phase(const Checkpoint& checkpoint, const config::Config&
           stored.batch_size > 0 ? stored.batch_size : config.train.batch_size};
 }
 
-Checkpoint load_newest_checkpoint(const std::string& path, std::string* loaded_from) {
+Checkpoint load_newest_checkpoint(const std::string& path, std::string* loaded_from,
+                                  CheckpointRead read) {
   std::vector<std::string> files = checkpoint_files(path);
   std::error_code ec;
   TTS_CHECK(!files.empty() && fs::exists(fs::symlink_status(files.front(), ec)),
@@ -532,7 +545,7 @@ Checkpoint load_newest_checkpoint(const std::string& path, std::string* loaded_f
   std::string errors;
   for (const auto& file : files) {
     try {
-      Checkpoint checkpoint = load_checkpoint(file);
+      Checkpoint checkpoint = load_checkpoint(file, read);
       if (!errors.empty()) {
         log::get("train")->warn("{}; using the previous checkpoint {} instead", errors, file);
       }

@@ -67,11 +67,15 @@ config::Config ConfigArgs::load() const {
 
 void set_log_level_flag(std::optional<config::LogLevel> flag) { log_level_flag() = flag; }
 
-void apply_log_level(const config::Config* config, int rank, int world_size) {
+spdlog::level::level_enum resolved_log_level(const config::Config* config) {
   const config::LogLevel level = log_level_flag()    ? *log_level_flag()
                                  : config != nullptr ? config->logging.level
                                                      : config::LogLevel::kInfo;
-  log::setup({spdlog_level(level), rank, world_size});
+  return spdlog_level(level);
+}
+
+void apply_log_level(const config::Config* config, int rank, int world_size) {
+  log::setup({resolved_log_level(config), rank, world_size});
 }
 
 }  // namespace tts::cli

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "tts/cli/command.h"
+#include "tts/core/error.h"
 #include "tts/core/logging.h"
 
 namespace tts::cli {
@@ -12,7 +13,8 @@ Runner setup_config(CLI::App& app) {
   auto check_path = std::make_shared<std::string>();
   args->add_to(app, false);
   app.add_option("--check", *check_path,
-                 "validate this config file (with any --set) and exit 0 if valid, 1 if not");
+                 "validate this config file (with any --set) and exit 0 if valid, 2 if not (what "
+                 "every command exits with for a config error)");
   app.footer(
       "Prints the resolved config as YAML on stdout: every section and key, defaults filled "
       "in, each with its meaning. The output loads back to the same config.");
@@ -20,9 +22,9 @@ Runner setup_config(CLI::App& app) {
     if (!check_path->empty()) {
       try {
         config::load_config(*check_path, args->overrides);
-      } catch (const Error& e) {
+      } catch (const UsageError& e) {
         log::get("config")->error("{}", e.what());
-        return 1;
+        return 2;
       }
       log::get("config")->info("{}: valid", *check_path);
       return 0;

@@ -3,6 +3,7 @@
 // the formats it converts (models/roles.h: Converter); this command parses, checks what every
 // conversion shares (an export's checkpoint is of the converter's family and takes nothing but
 // the checkpoint), writes an import's checkpoint, and dispatches.
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,8 @@
 
 namespace tts::cli {
 namespace {
+
+namespace fs = std::filesystem;
 
 struct ConvertArgs {
   std::string from, to, input, out;
@@ -58,7 +61,8 @@ int export_file(const ConvertArgs& args) {
                   "convert --to {} takes everything from the checkpoint; drop "
                   "--config/--set/--do/--hparams",
                   args.to);
-  models::TrainedCheckpoint trained = models::read_trained(args.input);
+  models::TrainedCheckpoint trained =
+      models::read_trained(args.input, checkpoint::CheckpointRead::kWhole);
   const config::ModelKind kind = trained.config.model.kind;
   std::vector<std::string> formats;
   bool converts = false;
@@ -72,6 +76,14 @@ int export_file(const ConvertArgs& args) {
                   formats.empty()
                       ? std::string(" (no format takes it)")
                       : fmt::format(" (--to {} does)", fmt::join(formats, " or --to ")));
+  // A folder named like a file (jik.pt/) is not what anyone asked for.
+  std::error_code ec;
+  TTS_USAGE_CHECK(!converter.exports_folder || fs::is_directory(args.out, ec) ||
+                      fs::path(args.out).extension().empty(),
+                  "convert --to {} writes a folder ({}), and --out {} names a file; give a folder "
+                  "name without an extension (e.g. --out {}), nothing was written",
+                  args.to, converter.export_help, args.out,
+                  fs::path(args.out).replace_extension("").string() + "/");
   const std::string message = converter.export_file(trained, args.out);
   if (!message.empty()) log::get("convert")->info("{}", message);
   return 0;

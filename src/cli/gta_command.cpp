@@ -3,14 +3,9 @@
 // role, models/roles.h). OUT is a feature store of the predicted mels and their waveforms; a
 // rerun keeps what the same checkpoint made and recomputes what another made. --nproc-per-node N
 // splits the utterances over N worker processes (no communication: each writes its own files).
-#include <torch/torch.h>
-
+// The command parses; inference::gta does it.
 #include "tts/cli/command.h"
-#include "tts/core/error.h"
-#include "tts/core/logging.h"
-#include "tts/dist/launcher.h"
-#include "tts/dist/rank_info.h"
-#include "tts/models/registry.h"
+#include "tts/inference/gta.h"
 
 namespace tts::cli {
 namespace {
@@ -36,12 +31,14 @@ Runner setup_gta(CLI::App& app) {
                  "made them) and, with --wavs, filelist.txt")
       ->required();
   app.add_option("--wavs", args->request.wavs_dir,
-                 "the corpus the store was made from: needed when the store keeps no waveforms "
-                 "(gta reads each utterance's audio there, as preprocess did); filelist.txt then "
-                 "pairs each utterance's audio file with its mel");
+                 "the corpus the store was made from (default, for a store that keeps no "
+                 "waveforms: the corpus its features.yaml records; gta reads each utterance's "
+                 "audio there, as preprocess did); filelist.txt then pairs each utterance's audio "
+                 "file with its mel");
   app.add_option("--corpus", args->corpus,
-                 "the layout of --wavs: ljspeech, vctk, libritts or csv (default: the "
-                 "checkpoint's data.corpus; docs/corpora.md)")
+                 "the layout of --wavs: ljspeech, vctk, libritts or csv (default: the layout the "
+                 "store's features.yaml records, else the checkpoint's data.corpus; "
+                 "docs/corpora.md)")
       ->check(CLI::IsMember(config::choice_names<config::CorpusLayout>()));
   app.add_option("--prenet-dropout", args->prenet_dropout,
                  "keyed (default: the prenet's dropout stays on, as in training and NVIDIA's "
@@ -51,30 +48,16 @@ Runner setup_gta(CLI::App& app) {
   app.add_option("--nproc-per-node", args->nproc_per_node,
                  "worker processes on this machine (one per GPU)");
   return [args]() {
-    dist::RankInfo rank = dist::RankInfo::from_env();
-    if (!rank.distributed() && args->nproc_per_node > 1) {
-      return dist::launch_workers(args->nproc_per_node,
-                                  dist::worker_command_line({"--nproc-per-node"}),
-                                  config::DistributedOptions{});
-    }
-    apply_log_level(nullptr, rank.rank, rank.world_size);
-    models::GtaRequest request = args->request;
-    request.inference_dropout = args->prenet_dropout == "keyed";
+    inference::GtaLaunch launch;
+    launch.request = args->request;
+    launch.request.inference_dropout = args->prenet_dropout == "keyed";
     if (!args->corpus.empty()) {
-      request.corpus = config::require_choice<config::CorpusLayout>(args->corpus, "--corpus");
+      launch.request.corpus =
+          config::require_choice<config::CorpusLayout>(args->corpus, "--corpus");
     }
-    request.rank = rank.rank;
-    request.world_size = rank.world_size;
-    request.local_rank = rank.local_rank;
-    request.local_world_size = rank.local_world_size;
-    models::TrainedCheckpoint trained = models::read_trained(request.checkpoint);
-    const models::FamilyEntry& family = models::family(trained.config.model.kind);
-    TTS_USAGE_CHECK(family.acoustic.gta,
-                    "{} is a model.kind {} checkpoint: gta computes the mels of an acoustic "
-                    "model's checkpoint (teacher-forced over a feature store)",
-                    trained.source, trained.config.model.kind);
-    family.acoustic.gta(trained, request);
-    return 0;
+    launch.nproc_per_node = args->nproc_per_node;
+    launch.log_level = resolved_log_level(nullptr);
+    return inference::gta(std::move(launch));
   };
 }
 

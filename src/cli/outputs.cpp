@@ -44,6 +44,11 @@ void require_extension(const std::string& path, const std::string& what,
 
 OutTarget out_target(const std::string& out, size_t inputs, const std::string& input_name,
                      const std::vector<std::string>& extensions, const std::string& option) {
+  // "-" is standard output to a user; a folder named "-" would surprise everyone.
+  TTS_USAGE_CHECK(out != "-",
+                  "{} -: this command writes files, not standard output; give a file ending in {} "
+                  "(one {}) or a folder",
+                  option, fmt::join(extensions, " or "), input_name);
   const std::string extension = fs::path(out).extension().string();
   const bool existing_folder = is_folder(out);
   if (!existing_folder && one_of(extension, extensions)) {

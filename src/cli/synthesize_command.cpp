@@ -27,6 +27,7 @@ struct SynthesizeArgs {
   std::string vocoder_speaker;
 };
 
+// Over 80 lines: one declaration per command-line option, with its help text.
 Runner setup_synthesize(CLI::App& app) {
   auto args = std::make_shared<SynthesizeArgs>();
   app.add_option("--checkpoint", args->checkpoint,
@@ -37,7 +38,8 @@ Runner setup_synthesize(CLI::App& app) {
   text->excludes(file);
   app.add_option("--out", args->out,
                  "output .wav (one sentence: STEM.wav, STEM.mel.npy beside it) or folder (N.wav, "
-                 "N.mel.npy for sentence N; with several sentences --out is always a folder). "
+                 "N.mel.npy for sentence N: --text-file's line N; with several sentences --out is "
+                 "always a folder). "
                  "The folder is created, the folders above it are not")
       ->required();
   app.add_option("--vocoder", args->vocoder,
@@ -57,12 +59,17 @@ Runner setup_synthesize(CLI::App& app) {
                "also write STEM.alignment.png and STEM.mel.png (mel and stop-token probability)");
   return [args]() {
     std::vector<std::string> sentences;
+    std::vector<size_t> numbers;  // each sentence's line in --text-file: blank lines keep theirs
     if (!args->text.empty()) sentences.push_back(args->text);
     if (!args->text_file.empty()) {
       std::ifstream in(args->text_file);
       TTS_USAGE_CHECK(in.good(), "cannot read --text-file '{}'", args->text_file);
+      size_t number = 0;
       for (std::string line; std::getline(in, line);) {
-        if (line.find_first_not_of(" \t\r") != std::string::npos) sentences.push_back(line);
+        ++number;
+        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+        sentences.push_back(line);
+        numbers.push_back(number);
       }
     }
     TTS_USAGE_CHECK(!sentences.empty(),
@@ -71,10 +78,11 @@ Runner setup_synthesize(CLI::App& app) {
     // folder, so two sentences never share a name.
     const OutTarget target = out_target(args->out, sentences.size(), "sentence", {".wav"});
     OutputPlan plan(target);
+    auto number = [&](size_t i) { return numbers.empty() ? i + 1 : numbers[i]; };
     for (size_t i = 0; i < sentences.size(); ++i) {
-      plan.add(
-          target.folder ? (fs::path(args->out) / fmt::format("{}.wav", i + 1)).string() : args->out,
-          fmt::format("sentence {}", i + 1));
+      plan.add(target.folder ? (fs::path(args->out) / fmt::format("{}.wav", number(i))).string()
+                             : args->out,
+               fmt::format("sentence {}", number(i)));
     }
     if (!args->text_file.empty()) plan.add_input(args->text_file, "--text-file");
     plan.check();
@@ -100,6 +108,7 @@ Runner setup_synthesize(CLI::App& app) {
     }
     models::SynthesisRequest request;
     request.sentences = std::move(sentences);
+    request.numbers = std::move(numbers);
     request.out = args->out;
     request.to_directory = target.folder;
     request.vocoder = vocoder.get();

@@ -1,23 +1,9 @@
 // tts-train train: one worker per device. Run alone (one process), under torchrun/srun (the
 // environment says which rank this is), or with --nproc-per-node N, the built-in launcher that
-// spawns and supervises N workers on this machine.
-#include <torch/torch.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <filesystem>
-
-#include "tts/checkpoint/checkpoint.h"
+// spawns and supervises N workers on this machine. The command parses; train::launch does it.
 #include "tts/cli/command.h"
-#include "tts/core/error.h"
-#include "tts/core/fs.h"
-#include "tts/core/logging.h"
-#include "tts/dist/communicator.h"
-#include "tts/dist/launcher.h"
-#include "tts/dist/rank_info.h"
 #include "tts/models/registry.h"
-#include "tts/train/run_folder.h"
-#include "tts/train/trainer.h"
+#include "tts/train/launch.h"
 
 namespace tts::cli {
 namespace {
@@ -33,10 +19,6 @@ struct TrainCommandArgs {
   bool process_group = false;
   bool overwrite = false;
 };
-
-int visible_gpus() {
-  return torch::cuda::is_available() ? static_cast<int>(torch::cuda::device_count()) : 0;
-}
 
 Runner setup_train(CLI::App& app) {
   auto args = std::make_shared<TrainCommandArgs>();
@@ -83,80 +65,22 @@ Runner setup_train(CLI::App& app) {
                "use a real Gloo/NCCL process group even for one rank (checks the NCCL path on one "
                "GPU; with more ranks there always is one)");
   return [args]() {
-    config::Config config = args->config.load();
-    dist::RankInfo rank = dist::RankInfo::from_env();
-    int nproc = args->nproc_per_node > 0 ? args->nproc_per_node : std::max(1, visible_gpus());
-    const bool resume_auto = args->resume_option->count() > 0 && args->resume == "auto";
-    const train::RunFolderUse folder_use = args->resume_option->count() > 0
-                                               ? train::RunFolderUse::kResume
-                                           : args->overwrite ? train::RunFolderUse::kOverwrite
-                                                             : train::RunFolderUse::kNew;
-    if (!rank.distributed() && nproc > 1) {
-      // The launcher: re-run this command line as N workers with the torchrun environment.
-      TTS_USAGE_CHECK(args->max_restarts == 0 || resume_auto,
-                      "--max-restarts {} needs --resume auto, or every restart would start the "
-                      "run over",
-                      args->max_restarts);
-      // The launcher judges the run folder once, before any worker starts; the workers (and
-      // their restarts) find it fresh and never move anything.
-      const std::string aside = train::prepare_run_folder(args->train.run_dir, folder_use);
-      if (!aside.empty()) log::get("train")->info("--overwrite: the previous run is in {}", aside);
-      std::vector<std::string> worker_argv =
-          dist::worker_command_line({"--nproc-per-node", "--max-restarts"});
-      worker_argv.erase(std::remove_if(worker_argv.begin(), worker_argv.end(),
-                                       [](const std::string& arg) {
-                                         return arg == "--overwrite" ||
-                                                arg.rfind("--overwrite=", 0) == 0;
-                                       }),
-                        worker_argv.end());
-      return dist::launch_workers(nproc, worker_argv, config.distributed, args->max_restarts,
-                                  args->train.run_dir + "/logs");
+    train::LaunchRequest request;
+    request.config = args->config.load();
+    request.train = args->train;
+    request.resume = args->resume_option->count() == 0 ? train::ResumeMode::kNone
+                     : args->resume == "auto"          ? train::ResumeMode::kAuto
+                                                       : train::ResumeMode::kLatest;
+    request.overwrite = args->overwrite;
+    request.nproc_per_node = args->nproc_per_node;
+    request.max_restarts = args->max_restarts;
+    if (!args->backend.empty()) {
+      request.backend = config::require_choice<config::Backend>(args->backend, "--backend");
     }
-    // Every rank may judge the folder: only rank 0 writes checkpoints and metrics, and not before
-    // all ranks have met, so they all see what was there before the run.
-    TTS_USAGE_CHECK(folder_use != train::RunFolderUse::kOverwrite || !rank.distributed(),
-                    "--overwrite with ranks started by torchrun or srun: no one rank may move the "
-                    "folder the others already write to; move {} aside yourself (mv), or pass "
-                    "another --out",
-                    args->train.run_dir);
-    const std::string aside = train::prepare_run_folder(args->train.run_dir, folder_use);
-    apply_log_level(&config, rank.rank, rank.world_size);
-    std::filesystem::create_directories(args->train.run_dir);  // named by the user: may be a link
-    if (rank.rank == 0) log::add_file(args->train.run_dir + "/train.log");
-    if (!aside.empty()) log::get("train")->info("--overwrite: the previous run is in {}", aside);
-    // Every rank's own failures stay in the run directory, also those of ranks on other hosts.
-    create_folder(args->train.run_dir + "/logs");
-    log::add_file(fmt::format("{}/logs/rank_{}.log", args->train.run_dir, rank.rank),
-                  spdlog::level::warn);
-    const std::string checkpoints = args->train.run_dir + "/checkpoints";
-    args->train.resume = resume_auto ? std::filesystem::is_directory(checkpoints) &&
-                                           !checkpoint::checkpoint_files(checkpoints).empty()
-                                     : args->resume_option->count() > 0;
-    if (resume_auto && !args->train.resume && rank.rank == 0) {
-      log::get("train")->info("--resume auto: no checkpoint in {}/checkpoints yet: starting fresh",
-                              args->train.run_dir);
-    }
-    train::install_stop_handlers();
-    try {
-      const dist::Placement placement = dist::resolve_placement(
-          config, rank,
-          args->backend.empty()
-              ? std::nullopt
-              : std::optional(config::require_choice<config::Backend>(args->backend, "--backend")));
-      std::unique_ptr<dist::Communicator> comm =
-          dist::make_communicator(rank, config.distributed, placement, args->process_group);
-      if (rank.distributed() && comm->device().is_cpu()) {
-        torch::set_num_threads(config.distributed.threads_per_rank);
-      }
-      return train::train(config, args->train, *comm, placement,
-                          models::family_factory(config.model.kind));
-    } catch (const UsageError&) {
-      throw;
-    } catch (const Error& e) {
-      if (!rank.distributed()) throw;
-      throw Error(fmt::format("{} (every rank's warnings and errors: {}/logs/rank_<K>.log)",
-                              e.what(), args->train.run_dir));
-    }
+    request.process_group = args->process_group;
+    request.log_level = resolved_log_level(&request.config);
+    request.make_family = models::family_factory(request.config.model.kind);
+    return train::launch(std::move(request));
   };
 }
 

@@ -46,6 +46,18 @@ void check_mel(const torch::Tensor& mel, const std::string& path) {
       path, bad, bad == 1 ? "" : "s", first / mel.size(1), first % mel.size(1)));
 }
 
+// The share of `samples` past full scale, which a WAV clips: said as a warning when any is
+// (a briefly trained vocoder's output often is, and it sounds like noise without a word why).
+void warn_of_clipping(const std::string& out, const std::vector<float>& samples) {
+  const size_t clipped = audio::clipped_samples(samples);
+  if (clipped == 0) return;
+  log::get("vocode")->warn(
+      "{}: {:.1f}% of its samples ({} of {}) are at or past full scale and clip; a vocoder "
+      "trained longer, or mels of the settings it was trained on, stay within it",
+      out, 100.0 * static_cast<double>(clipped) / static_cast<double>(samples.size()), clipped,
+      samples.size());
+}
+
 Runner setup_vocode(CLI::App& app) {
   auto args = std::make_shared<VocodeArgs>();
   app.add_option("--checkpoint", args->checkpoint,
@@ -96,8 +108,9 @@ Runner setup_vocode(CLI::App& app) {
         vocoder->check_mels(*made_with, fmt::format("the mels of {}", path));
       } else {
         log->warn(
-            "{} has no features.yaml beside it or one folder up: its mel settings cannot be "
-            "checked against the vocoder's (audio.* of {}); make sure they are the same",
+            "{} has no settings beside it (STEM.yaml, which synthesize writes) nor a "
+            "features.yaml beside it or one folder up: its mel settings cannot be checked "
+            "against the vocoder's (audio.* of {}); make sure they are the same",
             path, vocoder->source());
       }
       mels.push_back(inference::read_mel_npy(path, config.audio.n_mels));
@@ -117,6 +130,7 @@ Runner setup_vocode(CLI::App& app) {
       log->info("{}: {:.2f} s from {} mel frames ({})", out,
                 static_cast<double>(samples.size()) / config.audio.sample_rate, mels[i].size(0),
                 args->mels[i]);
+      if (fs::path(out).extension() != ".npy") warn_of_clipping(out, samples);  // .npy: unclipped
     }
     return 0;
   };

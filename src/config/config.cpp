@@ -4,18 +4,23 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <sstream>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include "tts/core/error.h"
-#include "tts/core/json.h"
+#include "tts/core/json_writer.h"
+#include "tts/core/logging.h"
 
 namespace tts::config {
 namespace {
@@ -402,12 +407,22 @@ std::string last_component(const std::string& path) {
   return dot == std::string::npos ? path : path.substr(dot + 1);
 }
 
-// " did you mean X?" for the candidate nearest to `wanted`, or "" when none is close. A key
-// that exists under another section ("audio.batch_size") is matched by its last component.
-std::string suggestion(const std::string& wanted, const std::vector<std::string>& candidates) {
+// The part of a key before its last dot ("model" of "model.speakers"); "" for a bare name.
+std::string section_of(const std::string& path) {
+  auto dot = path.rfind('.');
+  return dot == std::string::npos ? "" : path.substr(0, dot);
+}
+
+// The candidate nearest to `wanted` among those `in` accepts, and its distance: the whole key's
+// edit distance, or its last component's (a key that exists under another section,
+// "audio.batch_size", is matched by its last component).
+template <class In>
+std::pair<std::string, size_t> nearest(const std::string& wanted,
+                                       const std::vector<std::string>& candidates, In in) {
   std::string best;
   size_t best_distance = std::string::npos;
   for (const auto& candidate : candidates) {
+    if (!in(candidate)) continue;
     size_t distance = std::min(edit_distance(wanted, candidate),
                                edit_distance(last_component(wanted), last_component(candidate)));
     if (distance < best_distance) {
@@ -415,8 +430,22 @@ std::string suggestion(const std::string& wanted, const std::vector<std::string>
       best = candidate;
     }
   }
-  size_t tolerance = std::max<size_t>(2, last_component(wanted).size() / 3);
-  if (best.empty() || best_distance > tolerance) return "";
+  return {best, best_distance};
+}
+
+// " did you mean X?" for the candidate nearest to `wanted`, or "" when none is close: first
+// within `wanted`'s own section ("model.speaker" -> model.speakers, not data.speaker), then
+// anywhere.
+std::string suggestion(const std::string& wanted, const std::vector<std::string>& candidates) {
+  const size_t tolerance = std::max<size_t>(2, last_component(wanted).size() / 3);
+  const std::string section = section_of(wanted);
+  auto [best, distance] = nearest(wanted, candidates, [&](const std::string& candidate) {
+    return !section.empty() && section_of(candidate) == section;
+  });
+  if (best.empty() || distance > tolerance) {
+    std::tie(best, distance) = nearest(wanted, candidates, [](const std::string&) { return true; });
+  }
+  if (best.empty() || distance > tolerance) return "";
   return fmt::format("; did you mean {}?", best);
 }
 
@@ -442,9 +471,33 @@ using SetAt = std::map<std::string, std::string>;
 
 // Sets section.key from `node` and records `where` in `set_at`; throws UsageError for an unknown
 // section or key.
+// Keys that moved to another section. A file or --set naming the old key still sets the new one,
+// with a warning that names both, so configs and checkpoints written before the move keep working.
+struct MovedKey {
+  const char* old_path;
+  const char* section;
+  const char* key;
+};
+// train.step_products and train.decoder_step: Tacotron-2's own settings, now in its section.
+constexpr MovedKey kMovedKeys[] = {
+    {"train.step_products", "model", "recurrent_products"},
+    {"train.decoder_step", "model", "decoder_step"},
+};
+
 void set_field(Config& config, const std::string& section, const std::string& key,
                const YAML::Node& node, const std::string& where, SetAt& set_at) {
   std::string path = section + "." + key;
+  for (const MovedKey& moved : kMovedKeys) {
+    if (path != moved.old_path) continue;
+    // Once per key and process: every checkpoint written before the move names both keys.
+    static std::atomic<bool> warned[std::size(kMovedKeys)];
+    if (!warned[&moved - kMovedKeys].exchange(true)) {
+      log::get("config")->warn("{}: {} has moved to {}.{}; read as that key", where, path,
+                               moved.section, moved.key);
+    }
+    set_field(config, moved.section, moved.key, node, where, set_at);
+    return;
+  }
   bool key_found = false;
   auto apply = [&](auto& options) {
     FieldSetter setter{path, key, node, where};

@@ -2,8 +2,7 @@
 
 #include <algorithm>
 
-#include "tts/data/length_buckets.h"
-#include "tts/models/kinds.h"
+#include "tts/models/family_sections.h"
 
 namespace tts::config {
 namespace {
@@ -55,7 +54,7 @@ void TrainOptions::validate() const {
   }
   require(length_buckets >= 0, "train.length_buckets", length_buckets,
           "must be >= 0 (buckets of batch lengths; 0 = off)");
-  require_at_most("train.length_buckets", length_buckets, data::kMaxLengthBuckets,
+  require_at_most("train.length_buckets", length_buckets, kMaxLengthBuckets,
                   "a handful of shapes is the point");
   require(!cuda_graphs || length_buckets > 0, "train.cuda_graphs", cuda_graphs,
           "a CUDA graph replays one batch shape: set train.length_buckets (e.g. 8) as well, or "

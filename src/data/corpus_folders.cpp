@@ -142,6 +142,53 @@ std::string vctk_id_of(const fs::path& audio) {
   return stem;
 }
 
+// Reads VCTK speaker `speaker`'s folders of `text_root` and `audio_root` into `collector`.
+void read_vctk_speaker(const std::string& speaker, const fs::path& text_root,
+                       const fs::path& audio_root, Collector& collector) {
+  const fs::path text_folder = text_root / speaker;
+  const fs::path audio_folder = audio_root / speaker;
+  const Listing texts = list_folder(text_folder);
+  const Listing audio = list_folder(audio_folder);
+  std::set<std::string> audio_names;
+  for (const auto& file : audio.files) audio_names.insert(file.filename().string());
+  std::set<std::string> transcribed;
+  if (!fs::is_directory(text_folder)) {
+    collector.problem(speaker, fmt::format("no transcripts: speaker {} has {} audio files in '{}' "
+                                           "and no folder '{}'",
+                                           speaker, audio.files.size(), audio_folder.string(),
+                                           text_folder.string()));
+    return;
+  }
+  if (!texts.problem.empty()) collector.problem(speaker, texts.problem);
+  for (const auto& file : texts.files) {
+    const std::string id = file.stem().string();
+    if (file.extension() != ".txt") {
+      collector.problem(id, fmt::format("not a transcript: '{}' (expected ID.txt)", file.string()));
+      continue;
+    }
+    transcribed.insert(id);
+    std::string problem;
+    const std::string text = read_transcript(file, problem);
+    const std::string path =
+        problem.empty() ? vctk_audio(audio_names, audio_folder, id, problem) : "";
+    if (!problem.empty()) {
+      collector.problem(id, problem);
+      continue;
+    }
+    collector.add(id, speaker, text, path);
+  }
+  for (const auto& file : audio.files) {
+    if (!is_audio_extension(file.extension().string())) {
+      collector.problem(file.stem().string(),
+                        fmt::format("not audio: '{}' (expected .wav or .flac)", file.string()));
+    } else if (transcribed.count(vctk_id_of(file)) == 0) {
+      collector.problem(vctk_id_of(file),
+                        fmt::format("no transcript: '{}' has no '{}/{}.txt'", file.string(),
+                                    text_folder.string(), vctk_id_of(file)));
+    }
+  }
+}
+
 }  // namespace
 
 Corpus read_vctk_corpus(const std::string& dir) {
@@ -186,50 +233,7 @@ Corpus read_vctk_corpus(const std::string& dir) {
 
   for (const std::string& speaker : speakers) {
     if (!collector.speaker_ok(speaker)) continue;
-    const fs::path text_folder = text_root / speaker;
-    const fs::path audio_folder = audio_root / speaker;
-    const Listing texts = list_folder(text_folder);
-    const Listing audio = list_folder(audio_folder);
-    std::set<std::string> audio_names;
-    for (const auto& file : audio.files) audio_names.insert(file.filename().string());
-    std::set<std::string> transcribed;
-    if (!fs::is_directory(text_folder)) {
-      collector.problem(
-          speaker,
-          fmt::format("no transcripts: speaker {} has {} audio files in '{}' "
-                      "and no folder '{}'",
-                      speaker, audio.files.size(), audio_folder.string(), text_folder.string()));
-      continue;
-    }
-    if (!texts.problem.empty()) collector.problem(speaker, texts.problem);
-    for (const auto& file : texts.files) {
-      const std::string id = file.stem().string();
-      if (file.extension() != ".txt") {
-        collector.problem(id,
-                          fmt::format("not a transcript: '{}' (expected ID.txt)", file.string()));
-        continue;
-      }
-      transcribed.insert(id);
-      std::string problem;
-      const std::string text = read_transcript(file, problem);
-      const std::string path =
-          problem.empty() ? vctk_audio(audio_names, audio_folder, id, problem) : "";
-      if (!problem.empty()) {
-        collector.problem(id, problem);
-        continue;
-      }
-      collector.add(id, speaker, text, path);
-    }
-    for (const auto& file : audio.files) {
-      if (!is_audio_extension(file.extension().string())) {
-        collector.problem(file.stem().string(),
-                          fmt::format("not audio: '{}' (expected .wav or .flac)", file.string()));
-      } else if (transcribed.count(vctk_id_of(file)) == 0) {
-        collector.problem(vctk_id_of(file),
-                          fmt::format("no transcript: '{}' has no '{}/{}.txt'", file.string(),
-                                      text_folder.string(), vctk_id_of(file)));
-      }
-    }
+    read_vctk_speaker(speaker, text_root, audio_root, collector);
   }
   return collector.take();
 }

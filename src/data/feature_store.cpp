@@ -6,8 +6,10 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <sstream>
+#include <string_view>
 #include <type_traits>
 
 #include "tts/audio/mel_settings.h"
@@ -130,6 +132,32 @@ void drop_long(std::vector<Utterance>& list, int max_frames, const char* which) 
 
 }  // namespace
 
+std::string mel_settings_path(const std::string& mel_path) {
+  return std::filesystem::path(mel_path).replace_extension(".yaml").string();
+}
+
+namespace {
+
+// The first line of a mel's settings file: what tells it from any other STEM.yaml.
+constexpr std::string_view kMelSettingsMark =
+    "# the settings the mel beside this file was made with (tts-train)\n";
+
+}  // namespace
+
+void write_mel_settings(const std::string& mel_path, const config::Config& config) {
+  write_file_atomic(mel_settings_path(mel_path),
+                    std::string(kMelSettingsMark) + config::dump_sections(config, {"audio"}));
+}
+
+bool is_mel_settings_file(const std::string& path) {
+  try {
+    const FileDescriptor fd = open_regular_file_for_read(path);
+    return read_at(fd, path, 0, static_cast<int64_t>(kMelSettingsMark.size())) == kMelSettingsMark;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 StoreSettings read_store_settings(const std::string& dir) {
   std::string path = dir + "/features.yaml";
   TTS_CHECK(file_exists(path),
@@ -162,6 +190,20 @@ StoreSettings read_store_settings(const std::string& dir) {
               path, phonemizer.Mark().line + 1);
     settings.phonemizer = phonemizer.Scalar();
   }
+  if (const YAML::Node corpus = root["corpus"]) {
+    const YAML::Node layout = corpus.IsMap() ? corpus["layout"] : YAML::Node();
+    const YAML::Node folder = corpus.IsMap() ? corpus["folder"] : YAML::Node();
+    const std::optional<config::CorpusLayout> parsed =
+        layout && layout.IsScalar() ? config::parse_choice<config::CorpusLayout>(layout.Scalar())
+                                    : std::nullopt;
+    TTS_CHECK(parsed && folder && folder.IsScalar() && !folder.Scalar().empty() &&
+                  folder.Scalar().size() <= 4096,
+              "{} line {}: corpus: expected {{layout: {}, folder: PATH}} (written by tts-train "
+              "preprocess); re-run preprocess",
+              path, corpus.Mark().line + 1,
+              fmt::join(config::choice_names<config::CorpusLayout>(), "|"));
+    settings.source = StoreSource{*parsed, folder.Scalar()};
+  }
   // The sections are read from the text itself, never re-emitted: yaml-cpp's emitter recurses
   // once per level, and aliases can nest a small file thousands of levels deep.
   try {
@@ -178,7 +220,8 @@ StoreSettings read_store_settings(const std::string& dir) {
 
 std::vector<std::string> settings_mismatches(const config::Config& store,
                                              const config::Config& config,
-                                             const std::string& store_dir) {
+                                             const std::string& store_dir,
+                                             const std::optional<StoreSource>& source) {
   const auto& s = store.audio;
   const auto& c = config.audio;
   MismatchCollector m(store_dir);
@@ -200,12 +243,15 @@ std::vector<std::string> settings_mismatches(const config::Config& store,
   }
   const config::StoreNeeds needs = config::store_needs(config.model.kind);
   if (needs.waveforms && !s.waveforms) {
+    // The corpus as the store recorded it, so that the commands run as they are.
+    const std::string corpus =
+        source ? fmt::format("{} --corpus {}", source->folder, source->layout) : "CORPUS";
     m.add(fmt::format(
         "features in {} keep no waveforms (audio.waveforms=false) but model.kind={} trains on "
-        "them: re-run tts-train preprocess with --set audio.waveforms=true, or make a store of "
-        "an acoustic model's mels with tts-train gta --checkpoint RUN --data {} --out GTA "
-        "--wavs CORPUS (docs/vocoders.md)",
-        store_dir, config.model.kind, store_dir));
+        "them: re-run tts-train preprocess --config CFG --input {} --output VFEATS --set "
+        "audio.waveforms=true, or make a store of an acoustic model's mels with tts-train gta "
+        "--checkpoint RUN --data {} --out GTA --wavs {} (docs/vocoders.md)",
+        store_dir, config.model.kind, corpus, store_dir, corpus));
   }
   if (!needs.text) return m.take();
   m.compare("text.frontend", store.text.frontend, config.text.frontend);
@@ -339,7 +385,7 @@ FeatureStore FeatureStore::open(const std::string& dir, const config::Config& co
   store.version_ = settings.version;
   store.store_config_ = settings.config;
   std::vector<std::string> mismatches =
-      settings_mismatches(store.store_config_, config, store.dir_);
+      settings_mismatches(store.store_config_, config, store.dir_, settings.source);
   if (!mismatches.empty()) {
     throw UsageError(fmt::format("{}/features.yaml does not match the config ({} setting{}):\n  {}",
                                  store.dir_, mismatches.size(), mismatches.size() == 1 ? "" : "s",

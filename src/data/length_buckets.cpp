@@ -91,8 +91,8 @@ LengthBuckets LengthBuckets::parse(const std::string& text, const std::string& w
       ladder.frame_multiple = *multiple;
       continue;
     }
-    if (ladder.size() >= kMaxLengthBuckets) {
-      throw fail(fmt::format("more than {} buckets", kMaxLengthBuckets));
+    if (ladder.size() >= config::kMaxLengthBuckets) {
+      throw fail(fmt::format("more than {} buckets", config::kMaxLengthBuckets));
     }
     const std::optional<int64_t> t = words.size() == 2 ? parse_value(words[0]) : std::nullopt;
     const std::optional<int64_t> f = words.size() == 2 ? parse_value(words[1]) : std::nullopt;
@@ -132,9 +132,9 @@ LengthBuckets LengthBuckets::read(const std::string& path) {
 LengthBuckets make_length_buckets(const std::vector<int64_t>& text_lengths,
                                   const std::vector<int64_t>& frame_counts, int count,
                                   int64_t frame_multiple) {
-  TTS_CHECK(count >= 1 && count <= kMaxLengthBuckets,
-            "length buckets: train.length_buckets must be in [1, {}], found {}", kMaxLengthBuckets,
-            count);
+  TTS_CHECK(count >= 1 && count <= config::kMaxLengthBuckets,
+            "length buckets: train.length_buckets must be in [1, {}], found {}",
+            config::kMaxLengthBuckets, count);
   TTS_CHECK(frame_multiple >= 1, "length buckets: a frame multiple must be >= 1, found {}",
             frame_multiple);
   TTS_CHECK(!frame_counts.empty() && text_lengths.size() == frame_counts.size(),

@@ -55,7 +55,7 @@ struct Loader::Impl {
   std::condition_variable consumed;  // room in the queue, or stop
   std::vector<std::vector<int64_t>> batches;
   // Of each batch's global batch, from the plan: real frames and guided-attention pairs (Note
-  // [Exact global batch], models/tacotron2/forward.h).
+  // [Exact global batch], models/tacotron2/training/teacher_forced.h).
   std::vector<int64_t> global_frames;
   std::vector<int64_t> global_pairs;
   int64_t epoch = 0;

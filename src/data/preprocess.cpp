@@ -204,37 +204,75 @@ std::string too_long_reason(const config::Config& config, int64_t n_samples) {
                      config.data.max_seconds);
 }
 
-Outcome process(const Job& job, const audio::AudioProcessor& audio, const CorpusEntry& entry) {
-  const auto& options = job.config.audio;
-  std::string cleaned;
-  std::vector<int64_t> ids;
+// Why `n_symbols` symbols are refused: per utterance while `n_samples` < 0, else per second.
+std::optional<std::string> text_problem(const Job& job, size_t n_symbols, int64_t n_samples) {
+  const double seconds =
+      n_samples < 0 ? -1 : static_cast<double>(n_samples) / job.config.audio.sample_rate;
+  return text_bound_problem(static_cast<int64_t>(n_symbols), seconds);
+}
+
+// Cleans `entry`'s text into `cleaned` and `ids`; returns why the utterance is skipped, if so.
+std::optional<std::string> transcript_problem(const Job& job, const CorpusEntry& entry,
+                                              std::string& cleaned, std::vector<int64_t>& ids) {
   // A transcript many times longer than any utterance is refused before the cleaners and the
   // phonemizer see it (cleaning may lengthen it: "1984" is read out; four bytes per symbol).
   constexpr size_t kMaxTranscriptBytes = size_t{4} * config::kMaxSymbolsPerUtterance;
   if (entry.text.size() > kMaxTranscriptBytes) {
-    return skip(fmt::format(
+    return fmt::format(
         "too much text: a transcript of {} bytes, more than {} (four for each of the {} symbols "
         "an utterance may have); split the utterance",
-        entry.text.size(), kMaxTranscriptBytes, config::kMaxSymbolsPerUtterance));
+        entry.text.size(), kMaxTranscriptBytes, config::kMaxSymbolsPerUtterance);
   }
   try {
     cleaned = job.text.clean(entry.text);
     ids = job.text.to_ids(cleaned);
   } catch (const Error& e) {
-    return skip(fmt::format("bad transcript: {}", e.what()));
+    return fmt::format("bad transcript: {}", e.what());
   }
-  // Symbols per utterance now, per second of audio once its length is known.
-  auto text_problem = [&](int64_t n_samples) {
-    const double seconds =
-        n_samples < 0 ? -1 : static_cast<double>(n_samples) / job.config.audio.sample_rate;
-    return text_bound_problem(static_cast<int64_t>(ids.size()), seconds);
-  };
-  if (auto problem = text_problem(-1)) return skip(*problem);
+  if (auto problem = text_problem(job, ids.size(), -1)) return *problem;
   // NVIDIA's english_cleaners keeps a space where the text was only spaces: no letters is empty.
   const bool blank = cleaned.find_first_not_of(" \t") == std::string::npos;
   if (blank || ids.size() <= 1) {
-    return skip(
-        fmt::format("empty transcript: nothing is left of \"{}\" after cleaning", entry.text));
+    return fmt::format("empty transcript: nothing is left of \"{}\" after cleaning", entry.text);
+  }
+  return std::nullopt;
+}
+
+// Reads `wav` into `features` and `original_rate`; returns why the utterance is skipped, if so.
+std::optional<std::string> compute_features(const audio::AudioProcessor& audio,
+                                            const config::AudioOptions& options,
+                                            const std::string& wav, audio::Features& features,
+                                            int& original_rate) {
+  try {
+    std::vector<float> samples = audio::read_audio(wav, options, &original_rate);
+    if (static_cast<int64_t>(samples.size()) < options.n_fft) {
+      return fmt::format(
+          "too short: '{}' has {} samples, fewer than one frame "
+          "(audio.n_fft = {})",
+          wav, samples.size(), options.n_fft);
+    }
+    features = audio.compute(samples, options.linear, options.waveforms);
+  } catch (const audio::UnusableAudio& e) {
+    return fmt::format("{}: '{}': {}", e.category(), wav, e.what());
+  } catch (const std::bad_alloc&) {
+    return fmt::format(
+        "bad audio: '{}': computing its features needs more memory than this machine has; the "
+        "file is damaged or far longer than speech clips",
+        wav);
+  } catch (const std::exception& e) {
+    std::string message = e.what();
+    if (message.find(wav) == std::string::npos) message = wav + ": " + message;
+    return "bad audio: " + message;
+  }
+  return std::nullopt;
+}
+
+Outcome process(const Job& job, const audio::AudioProcessor& audio, const CorpusEntry& entry) {
+  const auto& options = job.config.audio;
+  std::string cleaned;
+  std::vector<int64_t> ids;
+  if (auto problem = transcript_problem(job, entry, cleaned, ids)) {
+    return skip(std::move(*problem));
   }
   const std::string& wav = entry.audio;
   std::optional<WavStamp> stamp = stamp_of(wav);
@@ -262,26 +300,8 @@ Outcome process(const Job& job, const audio::AudioProcessor& audio, const Corpus
   } else {
     audio::Features features;
     int original_rate = 0;
-    try {
-      std::vector<float> samples = audio::read_audio(wav, options, &original_rate);
-      if (static_cast<int64_t>(samples.size()) < options.n_fft) {
-        return skip(
-            fmt::format("too short: '{}' has {} samples, fewer than one frame "
-                        "(audio.n_fft = {})",
-                        wav, samples.size(), options.n_fft));
-      }
-      features = audio.compute(samples, options.linear, options.waveforms);
-    } catch (const audio::UnusableAudio& e) {
-      return skip(fmt::format("{}: '{}': {}", e.category(), wav, e.what()));
-    } catch (const std::bad_alloc&) {
-      return skip(fmt::format(
-          "bad audio: '{}': computing its features needs more memory than this machine has; the "
-          "file is damaged or far longer than speech clips",
-          wav));
-    } catch (const std::exception& e) {
-      std::string message = e.what();
-      if (message.find(wav) == std::string::npos) message = wav + ": " + message;
-      return skip("bad audio: " + message);
+    if (auto problem = compute_features(audio, options, wav, features, original_rate)) {
+      return skip(std::move(*problem));
     }
     if (features.mel.size(0) < 1) {
       return skip(fmt::format("too short: '{}' gives no frame after trimming", wav));
@@ -289,7 +309,7 @@ Outcome process(const Job& job, const audio::AudioProcessor& audio, const Corpus
     if (too_long(job.config, features.n_samples)) {
       return skip(too_long_reason(job.config, features.n_samples));
     }
-    if (auto problem = text_problem(features.n_samples)) return skip(*problem);
+    if (auto problem = text_problem(job, ids.size(), features.n_samples)) return skip(*problem);
     outcome.row = job.writer.write_utterance(entry.id, features, cleaned);
     outcome.row.speaker = entry.speaker;
     outcome.original_rate = original_rate;
@@ -299,7 +319,7 @@ Outcome process(const Job& job, const audio::AudioProcessor& audio, const Corpus
   if (too_long(job.config, outcome.row.n_samples)) {
     return skip(too_long_reason(job.config, outcome.row.n_samples));
   }
-  if (auto problem = text_problem(outcome.row.n_samples)) return skip(*problem);
+  if (auto problem = text_problem(job, ids.size(), outcome.row.n_samples)) return skip(*problem);
   outcome.kept = true;
   return outcome;
 }
@@ -411,6 +431,47 @@ void collect(const Corpus& corpus, const std::vector<Outcome>& outcomes, int sam
   for (const auto& e : errors) ++summary.skipped_by_reason[category(e.reason)];
 }
 
+// The worker threads to run: `requested`, else one per hardware thread; at most one per entry.
+int worker_count(int requested, size_t entries) {
+  int workers = requested > 0 ? requested : static_cast<int>(std::thread::hardware_concurrency());
+  return std::clamp<int>(workers, 1, std::max<int>(1, entries));
+}
+
+// Counts `outcomes` into `summary`, writes errors.tsv and the metadata, warns of small speakers.
+void write_tables(const config::Config& config, const Corpus& corpus,
+                  const std::vector<Outcome>& outcomes, const StoreWriter& writer,
+                  PreprocessSummary& summary) {
+  std::vector<StoreRow> rows;
+  std::vector<StoreError> errors;
+  collect(corpus, outcomes, config.audio.sample_rate, summary, rows, errors);
+  summary.kept = static_cast<int64_t>(rows.size());
+  summary.skipped = static_cast<int64_t>(errors.size());
+
+  writer.write_errors(errors);
+  const std::vector<StoreSpeaker> speakers = count_speakers(config.audio.sample_rate, rows);
+  summary.speakers = static_cast<int64_t>(speakers.size());
+  writer.write_metadata(rows, split_train_val(rows, config.data.val_size, config.data.split_seed),
+                        speakers);
+  warn_about_small_speakers(speakers, config.data.min_speaker_minutes);
+}
+
+// Fails when no input was kept, or when more were skipped than data.max_skip_fraction allows.
+void check_skip_limits(const config::Config& config, const PreprocessSummary& summary,
+                       const std::string& output_dir) {
+  TTS_CHECK(summary.kept > 0,
+            "preprocess: none of the {} inputs was kept; '{}' gives the reason for each",
+            summary.inputs, (fs::path(output_dir) / "errors.tsv").string());
+  double skipped_fraction =
+      static_cast<double>(summary.skipped) / static_cast<double>(summary.inputs);
+  TTS_CHECK(skipped_fraction <= config.data.max_skip_fraction,
+            "preprocess: {} of {} inputs ({:.1f}%) were skipped, more than data.max_skip_fraction "
+            "= {} allows; see '{}' for each reason, then fix the corpus or raise the limit (--set "
+            "data.max_skip_fraction=...). features.yaml was not written, so the store cannot be "
+            "trained on yet",
+            summary.skipped, summary.inputs, 100 * skipped_fraction, config.data.max_skip_fraction,
+            (fs::path(output_dir) / "errors.tsv").string());
+}
+
 }  // namespace
 
 PreprocessSummary preprocess_corpus(const config::Config& config,
@@ -431,9 +492,7 @@ PreprocessSummary preprocess_corpus(const config::Config& config,
 
   text::TextProcessor text(config.text);
   std::vector<std::unique_ptr<audio::AudioProcessor>> audio;
-  int workers =
-      request.workers > 0 ? request.workers : static_cast<int>(std::thread::hardware_concurrency());
-  workers = std::clamp<int>(workers, 1, std::max<int>(1, corpus.entries.size()));
+  const int workers = worker_count(request.workers, corpus.entries.size());
   for (int w = 0; w < workers; ++w) {
     audio.push_back(std::make_unique<audio::AudioProcessor>(config.audio));
   }
@@ -459,18 +518,7 @@ PreprocessSummary preprocess_corpus(const config::Config& config,
     return summary;
   }
 
-  std::vector<StoreRow> rows;
-  std::vector<StoreError> errors;
-  collect(corpus, outcomes, config.audio.sample_rate, summary, rows, errors);
-  summary.kept = static_cast<int64_t>(rows.size());
-  summary.skipped = static_cast<int64_t>(errors.size());
-
-  writer.write_errors(errors);
-  const std::vector<StoreSpeaker> speakers = count_speakers(config.audio.sample_rate, rows);
-  summary.speakers = static_cast<int64_t>(speakers.size());
-  writer.write_metadata(rows, split_train_val(rows, config.data.val_size, config.data.split_seed),
-                        speakers);
-  warn_about_small_speakers(speakers, config.data.min_speaker_minutes);
+  write_tables(config, corpus, outcomes, writer, summary);
   text.report();
 
   std::vector<std::string> reasons;
@@ -491,20 +539,11 @@ PreprocessSummary preprocess_corpus(const config::Config& config,
                  (fs::path(request.output_dir) / "errors.tsv").string());
   }
 
-  TTS_CHECK(summary.kept > 0,
-            "preprocess: none of the {} inputs was kept; '{}' gives the reason for each",
-            summary.inputs, (fs::path(request.output_dir) / "errors.tsv").string());
-  double skipped_fraction =
-      static_cast<double>(summary.skipped) / static_cast<double>(summary.inputs);
-  TTS_CHECK(skipped_fraction <= config.data.max_skip_fraction,
-            "preprocess: {} of {} inputs ({:.1f}%) were skipped, more than data.max_skip_fraction "
-            "= {} allows; see '{}' for each reason, then fix the corpus or raise the limit (--set "
-            "data.max_skip_fraction=...). features.yaml was not written, so the store cannot be "
-            "trained on yet",
-            summary.skipped, summary.inputs, 100 * skipped_fraction, config.data.max_skip_fraction,
-            (fs::path(request.output_dir) / "errors.tsv").string());
-  writer.write_features_yaml(config, {summary.kept, summary.skipped, summary.frames, summary.hours,
-                                      summary.resampled_files});
+  check_skip_limits(config, summary, request.output_dir);
+  writer.write_features_yaml(
+      config,
+      {summary.kept, summary.skipped, summary.frames, summary.hours, summary.resampled_files},
+      StoreSource{config.data.corpus, fs::absolute(request.input_dir).lexically_normal().string()});
   return summary;
 }
 

@@ -1,6 +1,7 @@
 #include "tts/data/store_check.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -155,6 +156,85 @@ std::vector<SpeakerCounts> speaker_counts(const std::string& dir,
   return speakers;
 }
 
+// Adds a problem per train.tsv/val.tsv row not in metadata.tsv and per val.tsv row in `in_train`.
+void check_subsets(const std::string& dir, std::map<std::string, std::vector<Utterance>>& lists,
+                   const std::set<std::string>& in_train, std::vector<std::string>& problems) {
+  if (lists.count("metadata.tsv")) {
+    std::set<std::string> listed;
+    for (const auto& u : lists["metadata.tsv"]) listed.insert(u.id);
+    for (const char* name : {"train.tsv", "val.tsv"}) {
+      for (const auto& u : lists[name]) {
+        if (!listed.count(u.id)) {
+          problems.push_back(
+              fmt::format("{}/{}: utterance {} is not in metadata.tsv", dir, name, u.id));
+        }
+        if (std::string(name) == "val.tsv" && in_train.count(u.id)) {
+          problems.push_back(fmt::format(
+              "{}/val.tsv: utterance {} is also in train.tsv; re-run tts-train preprocess", dir,
+              u.id));
+        }
+      }
+    }
+  }
+}
+
+// The utterances that lack a file the config needs: a problem of the whole store, said once.
+struct MissingFiles {
+  std::vector<std::string> linear, waveform;
+};
+
+// Checks utterance `id`'s mel, linear and waveform files into `report`, counting the files; one
+// without a linear or waveform file the config needs goes into `missing`.
+void check_utterance_files(const std::string& id, const Utterance& u, const config::Config& config,
+                           bool need_linear, StoreCheckReport& report, MissingFiles& missing) {
+  if (auto problem = feature_file_problem(u.mel_path, id, config.audio.n_mels, u.n_frames)) {
+    report.problems.push_back(*problem);
+  }
+  ++report.files;
+  if (!u.linear_path.empty()) {
+    if (auto problem =
+            feature_file_problem(u.linear_path, id, config.audio.n_linear(), u.n_frames)) {
+      report.problems.push_back(*problem);
+    }
+    ++report.files;
+  } else if (need_linear) {
+    missing.linear.push_back(id);
+  }
+  if (!u.waveform_path.empty()) {
+    if (auto problem = waveform_problem(u, config.audio)) report.problems.push_back(*problem);
+    ++report.files;
+  } else if (config::store_needs(config.model.kind).waveforms) {
+    missing.waveform.push_back(id);
+  }
+}
+
+// "3 of 16 utterances (a, b, c)" or "all 16 utterances": which ones, the first few named.
+std::string which_utterances(const std::vector<std::string>& ids, int64_t all) {
+  if (static_cast<int64_t>(ids.size()) == all) return fmt::format("all {} utterances", all);
+  const size_t shown = std::min<size_t>(ids.size(), 5);
+  return fmt::format("{} of {} utterances ({}{})", ids.size(), all,
+                     fmt::join(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
+                     ids.size() > shown ? ", ..." : "");
+}
+
+// The store-wide problems `missing` holds, one line each.
+void report_missing(const std::string& dir, const config::Config& config,
+                    const MissingFiles& missing, StoreCheckReport& report) {
+  if (!missing.linear.empty()) {
+    report.problems.push_back(fmt::format(
+        "{}/metadata.tsv: {} have no linear file but the config needs linear targets "
+        "(audio.linear or model.predict_linear); re-run tts-train preprocess with audio.linear: "
+        "true",
+        dir, which_utterances(missing.linear, report.utterances)));
+  }
+  if (!missing.waveform.empty()) {
+    report.problems.push_back(fmt::format(
+        "{}/metadata.tsv: {} have no waveform file but model.kind {} trains on waveforms; re-run "
+        "tts-train preprocess with audio.waveforms: true",
+        dir, which_utterances(missing.waveform, report.utterances), config.model.kind));
+  }
+}
+
 }  // namespace
 
 StoreCheckReport check_store(const std::string& dir_argument, const config::Config& config) {
@@ -165,7 +245,7 @@ StoreCheckReport check_store(const std::string& dir_argument, const config::Conf
 
   try {
     StoreSettings settings = read_store_settings(dir);
-    for (auto& line : settings_mismatches(settings.config, config, dir)) {
+    for (auto& line : settings_mismatches(settings.config, config, dir, settings.source)) {
       problems.push_back(dir + "/features.yaml: " + line);
     }
   } catch (const Error& e) {
@@ -196,59 +276,20 @@ StoreCheckReport check_store(const std::string& dir_argument, const config::Conf
       if (name == "train.tsv") in_train.insert(u.id);
     }
   }
-  if (lists.count("metadata.tsv")) {
-    std::set<std::string> listed;
-    for (const auto& u : lists["metadata.tsv"]) listed.insert(u.id);
-    for (const char* name : {"train.tsv", "val.tsv"}) {
-      for (const auto& u : lists[name]) {
-        if (!listed.count(u.id)) {
-          problems.push_back(
-              fmt::format("{}/{}: utterance {} is not in metadata.tsv", dir, name, u.id));
-        }
-        if (std::string(name) == "val.tsv" && in_train.count(u.id)) {
-          problems.push_back(fmt::format(
-              "{}/val.tsv: utterance {} is also in train.tsv; re-run tts-train preprocess", dir,
-              u.id));
-        }
-      }
-    }
-  }
+  check_subsets(dir, lists, in_train, problems);
 
   report.speakers = speaker_counts(dir, lists, config.audio.sample_rate, problems);
   const bool need_linear = config.audio.linear || config.model.predict_linear;
   report.utterances = static_cast<int64_t>(all.size());
   Progress progress("utterances", report.utterances, log::get("data"));
+  MissingFiles missing;
   for (const auto& [id, u] : all) {
-    if (auto problem = feature_file_problem(u->mel_path, id, config.audio.n_mels, u->n_frames)) {
-      problems.push_back(*problem);
-    }
-    ++report.files;
-    if (!u->linear_path.empty()) {
-      if (auto problem =
-              feature_file_problem(u->linear_path, id, config.audio.n_linear(), u->n_frames)) {
-        problems.push_back(*problem);
-      }
-      ++report.files;
-    } else if (need_linear) {
-      problems.push_back(fmt::format(
-          "{}/metadata.tsv: utterance {} has no linear file but the config needs linear targets "
-          "(audio.linear or model.predict_linear); re-run tts-train preprocess with audio.linear: "
-          "true",
-          dir, id));
-    }
-    if (!u->waveform_path.empty()) {
-      if (auto problem = waveform_problem(*u, config.audio)) problems.push_back(*problem);
-      ++report.files;
-    } else if (config::store_needs(config.model.kind).waveforms) {
-      problems.push_back(fmt::format(
-          "{}/metadata.tsv: utterance {} has no waveform file but model.kind {} trains on "
-          "waveforms; re-run tts-train preprocess with audio.waveforms: true",
-          dir, id, config.model.kind));
-    }
+    check_utterance_files(id, *u, config, need_linear, report, missing);
     if (config.data.max_frames > 0 && u->n_frames > config.data.max_frames) ++report.too_long;
     progress.advance();
   }
   progress.finish();
+  report_missing(dir, config, missing, report);
   return report;
 }
 

@@ -12,6 +12,7 @@
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
 #include "tts/core/hash.h"
+#include "tts/core/json_writer.h"
 #include "tts/core/logging.h"
 #include "tts/formats/npy.h"
 #include "tts/text/phonemizer.h"
@@ -156,16 +157,21 @@ std::string format_errors_tsv(const std::vector<StoreError>& errors) {
   return out;
 }
 
-std::string format_features_yaml(const config::Config& config, const StoreCounts& counts) {
+std::string format_features_yaml(const config::Config& config, const StoreCounts& counts,
+                                 const std::optional<StoreSource>& source) {
   // The phonemizer's version: other versions read some words otherwise.
   const std::string phonemizer = config.text.frontend == config::Frontend::kPhonemes
                                      ? fmt::format("phonemizer: {}\n", text::Phonemizer::version())
                                      : "";
+  const std::string corpus =
+      source ? fmt::format("corpus: {{layout: {}, folder: {}}}\n", source->layout,
+                           json_string(source->folder))  // a JSON string is a YAML string
+             : "";
   return fmt::format(
-      "tts_train_version: {}\n{}{}counts: {{kept: {}, skipped: {}, frames: {}, hours: "
+      "tts_train_version: {}\n{}{}{}counts: {{kept: {}, skipped: {}, frames: {}, hours: "
       "{:.6f}}}\nresampled_files: {}\n",
-      TTS_VERSION, phonemizer, config::dump_sections(config, {"audio", "text"}), counts.kept,
-      counts.skipped, counts.frames, counts.hours, counts.resampled_files);
+      TTS_VERSION, phonemizer, corpus, config::dump_sections(config, {"audio", "text"}),
+      counts.kept, counts.skipped, counts.frames, counts.hours, counts.resampled_files);
 }
 
 StoreWriter::StoreWriter(std::string dir, bool with_linear, bool with_waveforms)
@@ -215,10 +221,10 @@ void StoreWriter::write_errors(const std::vector<StoreError>& errors) const {
   write_file_atomic((fs::path(dir_) / "errors.tsv").string(), format_errors_tsv(errors));
 }
 
-void StoreWriter::write_features_yaml(const config::Config& config,
-                                      const StoreCounts& counts) const {
+void StoreWriter::write_features_yaml(const config::Config& config, const StoreCounts& counts,
+                                      const std::optional<StoreSource>& source) const {
   write_file_atomic((fs::path(dir_) / "features.yaml").string(),
-                    format_features_yaml(config, counts));
+                    format_features_yaml(config, counts, source));
 }
 
 void StoreWriter::remove_tables() const {

@@ -17,7 +17,7 @@
 #include "tts/core/error.h"
 #include "tts/core/logging.h"
 #include "tts/core/timer.h"
-#include "tts/dist/compat.h"
+#include "tts/dist/c10d_compat.h"
 #include "tts/dist/launcher.h"
 #ifdef TTS_WITH_CUDA
 #include "nccl_group.h"

@@ -101,6 +101,57 @@ struct GradientReducer::State {
       ++next_launch;
     }
   }
+
+  // Parameters without a gradient in this backward pass: their slot carries what earlier
+  // micro-batches accumulated, or zeros, so every rank launches every bucket. Called under `mutex`.
+  void fill_unready_slots() {
+    for (auto& slot : slots) {
+      if (slot.ready) continue;
+      Bucket& bucket = buckets[slot.bucket];
+      torch::Tensor dst = bucket.flat.narrow(0, slot.offset, slot.param.numel());
+      const torch::Tensor& grad = slot.param.grad();
+      if (grad.defined()) {
+        dst.copy_(grad.reshape({-1}));
+      } else {
+        dst.zero_();
+      }
+      slot.ready = true;
+      --bucket.missing;
+    }
+  }
+
+  // This rank's used slots into used_flags, written only where they changed since the last step.
+  void write_used_flags() {
+    const size_t n = slots.size();
+    for (size_t i = 0; i < n; ++i) {
+      if (slots[i].used != host_flags[i]) {
+        used_flags[static_cast<int64_t>(i)].fill_(slots[i].used ? 1 : 0);
+        host_flags[i] = slots[i].used;
+      }
+    }
+  }
+
+  // Sets the parameters learned as used to their reduced gradients; drops the others' gradients.
+  void write_reduced_gradients() {
+    const size_t n = slots.size();
+    for (size_t i = 0; i < n; ++i) {
+      Slot& slot = slots[i];
+      if (!learned_used[i]) {
+        // Learned as unused: a local gradient (this rank used it after all) is dropped on every
+        // rank alike, until settle() learns again.
+        slot.param.mutable_grad() = torch::Tensor();
+        continue;
+      }
+      torch::Tensor reduced =
+          buckets[slot.bucket].flat.narrow(0, slot.offset, slot.param.numel()).view_as(slot.param);
+      torch::Tensor& grad = slot.param.mutable_grad();
+      if (grad.defined()) {
+        grad.copy_(reduced);
+      } else {
+        grad = reduced.clone();
+      }
+    }
+  }
 };
 
 GradientReducer::GradientReducer(std::vector<torch::Tensor> parameters, Communicator& comm,
@@ -207,32 +258,12 @@ void GradientReducer::finish_step(bool stop_requested) {
   {
     std::lock_guard<std::mutex> lock(s.mutex);
     s.reducing = false;
-    // Parameters without a gradient in this backward pass: their slot carries what earlier
-    // micro-batches accumulated, or zeros, so every rank launches every bucket.
-    for (auto& slot : s.slots) {
-      if (slot.ready) continue;
-      State::Bucket& bucket = s.buckets[slot.bucket];
-      torch::Tensor dst = bucket.flat.narrow(0, slot.offset, slot.param.numel());
-      const torch::Tensor& grad = slot.param.grad();
-      if (grad.defined()) {
-        dst.copy_(grad.reshape({-1}));
-      } else {
-        dst.zero_();
-      }
-      slot.ready = true;
-      --bucket.missing;
-    }
+    s.fill_unready_slots();
     s.launch_ready_buckets();
     // How many ranks gave each parameter a gradient, and the last element the ranks that want to
     // stop: written on the device only where this rank's pattern changed (no copy from host
     // memory, which would synchronize).
-    const size_t n = s.slots.size();
-    for (size_t i = 0; i < n; ++i) {
-      if (s.slots[i].used != s.host_flags[i]) {
-        s.used_flags[static_cast<int64_t>(i)].fill_(s.slots[i].used ? 1 : 0);
-        s.host_flags[i] = s.slots[i].used;
-      }
-    }
+    s.write_used_flags();
     s.write_stop_wish(stop_requested);
     used_counts = s.used_flags.clone();
     std::vector<torch::Tensor> one{used_counts};
@@ -264,23 +295,7 @@ void GradientReducer::finish_step(bool stop_requested) {
     const torch::Tensor surprise = used_by.logical_and(s.never_used).any();
     s.surprise.logical_or_(surprise);
   }
-  for (size_t i = 0; i < n; ++i) {
-    State::Slot& slot = s.slots[i];
-    if (!s.learned_used[i]) {
-      // Learned as unused: a local gradient (this rank used it after all) is dropped on every
-      // rank alike, until settle() learns again.
-      slot.param.mutable_grad() = torch::Tensor();
-      continue;
-    }
-    torch::Tensor reduced =
-        s.buckets[slot.bucket].flat.narrow(0, slot.offset, slot.param.numel()).view_as(slot.param);
-    torch::Tensor& grad = slot.param.mutable_grad();
-    if (grad.defined()) {
-      grad.copy_(reduced);
-    } else {
-      grad = reduced.clone();
-    }
-  }
+  s.write_reduced_gradients();
 }
 
 torch::Tensor GradientReducer::used_mask(const std::vector<torch::Tensor>& parameters) {

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "deadline_watchdog.h"
-#include "tts/dist/compat.h"
+#include "tts/dist/c10d_compat.h"
 #include "tts/dist/rank_info.h"
 
 namespace tts::dist {

@@ -208,112 +208,145 @@ std::vector<std::string> worker_command_line(const std::vector<std::string>& opt
 
 namespace {
 
-// Starts `nproc` workers and supervises them until all have exited (see launch_workers). Returns
-// the rank that failed first, or -1 when all exited 0; `workers` keeps their statuses.
-int run_workers(int nproc, const std::vector<std::string>& worker_argv, const std::string& addr,
-                int port, const config::DistributedOptions& options, std::vector<Worker>& workers) {
-  auto log = log::get("launcher");
-  workers.assign(static_cast<size_t>(nproc), Worker{});
-  for (int r = 0; r < nproc; ++r) {
-    workers[r].rank = r;
-    spawn(workers[r], nproc, worker_argv, addr, port, options.threads_per_rank);
+// The launcher's watch over its running workers: their output passed on line by line, the
+// launcher's signals forwarded, exits collected, and a failed job's other ranks stopped (and
+// killed when they do not stop).
+class Supervisor {
+ public:
+  Supervisor(std::vector<Worker>& workers, const config::DistributedOptions& options)
+      : workers_(workers), options_(options), log_(log::get("launcher")) {}
+
+  // Until every worker has exited and its pipes closed; returns the rank that failed first, or
+  // -1 when all exited 0.
+  int run() {
+    for (;;) {
+      pump_outputs();
+      forward_signals();
+      const bool any_running = reap();
+      if (stopping_ && !killed_) stop_the_rest(any_running);
+      bool pipes_open = false;
+      for (auto& w : workers_) pipes_open = pipes_open || w.out_fd >= 0 || w.err_fd >= 0;
+      if (!any_running && !pipes_open) break;
+      if (!any_running && !all_exited_) {
+        all_exited_ = true;
+        since_all_exited_.reset();
+      }
+      // A worker's own children may hold its pipes open after it exits: stop waiting for them.
+      if (all_exited_ && since_all_exited_.seconds() > 5.0) break;
+    }
+    for (auto& w : workers_) {
+      for (int* fd : {&w.out_fd, &w.err_fd}) {
+        if (*fd >= 0) ::close(*fd);
+      }
+    }
+    return first_failed_;
   }
 
-  int first_failed = -1;
-  int forwarded = 0;
-  Stopwatch since_stop, since_all_exited;
-  bool stopping = false, killed = false, all_exited = false;
-  for (;;) {
+ private:
+  // Waits up to 100 ms for output and passes on what came, each line prefixed with its rank.
+  void pump_outputs() {
     std::vector<pollfd> fds;
-    std::vector<std::pair<int, bool>> owners;  // worker index, is stderr
-    for (int r = 0; r < nproc; ++r) {
-      if (workers[r].out_fd >= 0) {
-        fds.push_back({workers[r].out_fd, POLLIN, 0});
+    std::vector<std::pair<size_t, bool>> owners;  // worker index, is stderr
+    for (size_t r = 0; r < workers_.size(); ++r) {
+      if (workers_[r].out_fd >= 0) {
+        fds.push_back({workers_[r].out_fd, POLLIN, 0});
         owners.emplace_back(r, false);
       }
-      if (workers[r].err_fd >= 0) {
-        fds.push_back({workers[r].err_fd, POLLIN, 0});
+      if (workers_[r].err_fd >= 0) {
+        fds.push_back({workers_[r].err_fd, POLLIN, 0});
         owners.emplace_back(r, true);
       }
     }
     if (!fds.empty()) ::poll(fds.data(), fds.size(), 100);
     for (size_t i = 0; i < fds.size(); ++i) {
       if (fds[i].revents == 0) continue;
-      Worker& w = workers[owners[i].first];
+      Worker& w = workers_[owners[i].first];
       if (owners[i].second) {
         pump(w.err_fd, w.err_partial, w.rank, STDERR_FILENO);
       } else {
         pump(w.out_fd, w.out_partial, w.rank, STDOUT_FILENO);
       }
     }
+  }
 
-    if (g_signals_received > forwarded) {
-      forwarded = g_signals_received;
-      if (forwarded == 1) {
-        log->warn("received {}: asking every worker to finish its step and exit",
-                  strsignal(g_last_signal));
-        signal_all(workers, g_last_signal);
-      } else {
-        log->warn("second signal: killing the workers");
-        signal_all(workers, SIGKILL);
-      }
+  // The launcher's first signal goes to every worker (finish the step and exit); a second kills.
+  void forward_signals() {
+    if (g_signals_received <= forwarded_) return;
+    forwarded_ = g_signals_received;
+    if (forwarded_ == 1) {
+      log_->warn("received {}: asking every worker to finish its step and exit",
+                 strsignal(g_last_signal));
+      signal_all(workers_, g_last_signal);
+    } else {
+      log_->warn("second signal: killing the workers");
+      signal_all(workers_, SIGKILL);
     }
+  }
 
+  // Collects the workers that exited; the first failure stops the others. Returns whether any
+  // still runs.
+  bool reap() {
     bool any_running = false;
-    for (auto& w : workers) {
+    for (auto& w : workers_) {
       if (!w.running) continue;
-      const pid_t got = ::waitpid(w.pid, &w.status, WNOHANG);
-      if (got == w.pid) {
-        w.running = false;
-        const bool failed = !(WIFEXITED(w.status) && WEXITSTATUS(w.status) == 0);
-        if (failed && first_failed < 0) {
-          first_failed = w.rank;
-          if (!stopping) {
-            log->error("rank {} {}; stopping the other ranks", w.rank, describe_status(w.status));
-            stopping = true;
-            since_stop.reset();
-            signal_all(workers, SIGTERM);
-          }
-        }
-      } else {
+      if (::waitpid(w.pid, &w.status, WNOHANG) != w.pid) {
         any_running = true;
+        continue;
+      }
+      w.running = false;
+      const bool failed = !(WIFEXITED(w.status) && WEXITSTATUS(w.status) == 0);
+      if (!failed || first_failed_ >= 0) continue;
+      first_failed_ = w.rank;
+      if (!stopping_) {
+        log_->error("rank {} {}; stopping the other ranks", w.rank, describe_status(w.status));
+        stopping_ = true;
+        since_stop_.reset();
+        signal_all(workers_, SIGTERM);
       }
     }
-    if (stopping && !killed) {
-      // A stopped worker (the silent rank of a hung job, often) would hold the job until the
-      // SIGKILL below: SIGKILL is the one signal a stopped process obeys at once.
-      for (auto& w : workers) {
-        if (w.running && !w.killed_stopped && is_stopped(w.pid)) {
-          log->error(
-              "rank {} is stopped (SIGSTOP, a debugger, or a paused job) and cannot finish its "
-              "step: killing it",
-              w.rank);
-          ::kill(w.pid, SIGKILL);
-          w.killed_stopped = true;
-        }
+    return any_running;
+  }
+
+  // After a failure: a stopped worker (the silent rank of a hung job, often) would hold the job
+  // until the SIGKILL below, so it is killed at once (SIGKILL is the one signal a stopped process
+  // obeys); ranks still running distributed.timeout_s after the failure are killed.
+  void stop_the_rest(bool any_running) {
+    for (auto& w : workers_) {
+      if (w.running && !w.killed_stopped && is_stopped(w.pid)) {
+        log_->error(
+            "rank {} is stopped (SIGSTOP, a debugger, or a paused job) and cannot finish its "
+            "step: killing it",
+            w.rank);
+        ::kill(w.pid, SIGKILL);
+        w.killed_stopped = true;
       }
     }
-    if (stopping && !killed && any_running && since_stop.seconds() > options.timeout_s) {
-      log->error("ranks still running {} s after the failure: killing them", options.timeout_s);
-      signal_all(workers, SIGKILL);
-      killed = true;
-    }
-    bool pipes_open = false;
-    for (auto& w : workers) pipes_open = pipes_open || w.out_fd >= 0 || w.err_fd >= 0;
-    if (!any_running && !pipes_open) break;
-    if (!any_running && !all_exited) {
-      all_exited = true;
-      since_all_exited.reset();
-    }
-    // A worker's own children may hold its pipes open after it exits: stop waiting for them.
-    if (all_exited && since_all_exited.seconds() > 5.0) break;
-  }
-  for (auto& w : workers) {
-    for (int* fd : {&w.out_fd, &w.err_fd}) {
-      if (*fd >= 0) ::close(*fd);
+    if (any_running && since_stop_.seconds() > options_.timeout_s) {
+      log_->error("ranks still running {} s after the failure: killing them", options_.timeout_s);
+      signal_all(workers_, SIGKILL);
+      killed_ = true;
     }
   }
-  return first_failed;
+
+  std::vector<Worker>& workers_;
+  const config::DistributedOptions& options_;
+  std::shared_ptr<spdlog::logger> log_;
+  int first_failed_ = -1;
+  int forwarded_ = 0;
+  Stopwatch since_stop_, since_all_exited_;
+  bool stopping_ = false, killed_ = false, all_exited_ = false;
+};
+
+// Starts `nproc` workers and supervises them until all have exited (see launch_workers). Returns
+// the rank that failed first, or -1 when all exited 0; `workers` keeps their statuses.
+int run_workers(int nproc, const std::vector<std::string>& worker_argv, const std::string& addr,
+                int port, const config::DistributedOptions& options, std::vector<Worker>& workers) {
+  workers.assign(static_cast<size_t>(nproc), Worker{});
+  for (int r = 0; r < nproc; ++r) {
+    workers[r].rank = r;
+    spawn(workers[r], nproc, worker_argv, addr, port, options.threads_per_rank);
+  }
+  return Supervisor(workers, options).run();
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Private to src/dist: the NCCL process group, compiled only in CUDA builds (nccl_group_cuda.cpp).
 #pragma once
 
-#include "tts/dist/compat.h"
+#include "tts/dist/c10d_compat.h"
 
 namespace tts::dist {
 

@@ -6,7 +6,7 @@
 #include <map>
 
 #include "tts/core/error.h"
-#include "tts/core/json.h"
+#include "tts/core/json_writer.h"
 #include "tts/eval/analysis.h"
 #include "tts/eval/dtw.h"
 

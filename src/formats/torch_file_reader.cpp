@@ -250,6 +250,8 @@ class Unpickler {
     list.items.insert(list.items.end(), items.begin(), items.end());
   }
 
+  // Over 80 lines: one switch with a short case per pickle opcode, the whole machine in one place
+  // (splitting it would scatter the opcodes a protocol-2 pickle may use over several functions).
   void dispatch(unsigned char op) {
     using K = PickleValue::Kind;
     switch (op) {

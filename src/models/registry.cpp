@@ -3,9 +3,9 @@
 #include <torch/torch.h>
 
 #include "tts/core/error.h"
-#include "tts/models/hifigan/family.h"
-#include "tts/models/tacotron2/family.h"
-#include "tts/models/wavenet/family.h"
+#include "tts/models/hifigan/training/family.h"
+#include "tts/models/tacotron2/training/family.h"
+#include "tts/models/wavenet/training/family.h"
 
 namespace tts::models {
 
@@ -52,9 +52,9 @@ config::Config config_of(const checkpoint::Checkpoint& checkpoint, const std::st
   return config;
 }
 
-TrainedCheckpoint read_trained(const std::string& path) {
+TrainedCheckpoint read_trained(const std::string& path, checkpoint::CheckpointRead read) {
   TrainedCheckpoint trained;
-  trained.checkpoint = checkpoint::load_newest_checkpoint(path, &trained.source);
+  trained.checkpoint = checkpoint::load_newest_checkpoint(path, &trained.source, read);
   trained.config = config_of(trained.checkpoint, trained.source);
   return trained;
 }
@@ -72,7 +72,11 @@ std::unique_ptr<Vocoder> load_vocoder(const std::string& path, const torch::Devi
         "{} is a model.kind {} checkpoint, not a vocoder{}; a vocoder is a checkpoint of "
         "model.kind {}",
         trained.source, kind,
-        entry.acoustic.synthesize ? ": give it as --checkpoint (the acoustic model)" : "",
+        entry.acoustic.synthesize
+            ? fmt::format(": it speaks text, with tts-train synthesize --checkpoint {} --text "
+                          "\"...\" (a vocoder voices its mels there with --vocoder VOC)",
+                          trained.source)
+            : std::string(),
         fmt::join(vocoders, " or ")));
   }
   return entry.load_vocoder(trained, device);

@@ -10,7 +10,7 @@
 #include "tts/dist/communicator.h"
 #include "tts/formats/event_writer.h"
 #include "tts/formats/png.h"
-#include "tts/models/tacotron2/plot_tensors.h"
+#include "tts/models/plot_tensors.h"
 #include "tts/report/plots.h"
 #include "tts/train/metrics.h"
 
@@ -75,8 +75,8 @@ void VocoderValidation::write_artifacts(train::MetricSink& metrics) {
     input.step = step_;
     input.utterance = s.id;
     input.seconds_per_frame = static_cast<double>(config_.audio.hop_length) / rate;
-    input.panels.push_back(tacotron2::mel_panel("input mel (stored)", s.stored_mel));
-    input.panels.push_back(tacotron2::mel_panel("mel of the generated audio", generated.mel));
+    input.panels.push_back(models::mel_panel("input mel (stored)", s.stored_mel));
+    input.panels.push_back(models::mel_panel("mel of the generated audio", generated.mel));
     mel_png = report::mel_plot(input).png;
     if (config_.logging.plots) {
       write_file_atomic(fmt::format("{}/plots/step_{}_mel.png", run_dir_, step_), mel_png);

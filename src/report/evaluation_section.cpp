@@ -8,7 +8,7 @@
 
 #include "run_files.h"
 #include "tts/core/error.h"
-#include "tts/formats/json.h"
+#include "tts/formats/json_reader.h"
 #include "tts/report/run_report.h"
 
 namespace tts::report {

@@ -52,6 +52,102 @@ std::string title_of(int64_t step, const std::string& utterance, const std::stri
   return title;
 }
 
+// Draws the scaling plot's speedup panel, measured against linear; returns its frame.
+Rect draw_speedup(Canvas& canvas, const std::vector<double>& ranks,
+                  const std::vector<double>& speedup, const std::vector<double>& ideal,
+                  const Scale& rank_scale, const std::vector<std::string>& rank_labels,
+                  const Color& measured) {
+  double top_speedup = std::max(*std::max_element(speedup.begin(), speedup.end()),
+                                *std::max_element(ideal.begin(), ideal.end()));
+  Axes speed{{70, 60, 320, 350}, rank_scale, {0, top_speedup * 1.1}};
+  canvas.text("speedup (mel frames/s against the first row)", speed.frame.x, 38, 13);
+  canvas.series(speed, ranks, ideal, plotting::kGrey, 1.5, true);
+  canvas.series(speed, ranks, speedup, measured, 2, false, true);
+  canvas.axes(speed, "", "speedup", false);
+  canvas.x_ticks(speed, ranks, rank_labels);
+  canvas.text("ranks", speed.frame.x + speed.frame.width / 2,
+              speed.frame.y + speed.frame.height + 22, 12, 0.5);
+  canvas.legend(speed.frame.x + 8, speed.frame.y + 8,
+                {{"measured", measured}, {"ideal (linear)", plotting::kGrey, true}});
+  return speed.frame;
+}
+
+// Draws the scaling plot's efficiency panel, each point labelled; returns its frame.
+Rect draw_efficiency(Canvas& canvas, const std::vector<double>& ranks,
+                     const std::vector<double>& efficiency, const Scale& rank_scale,
+                     const std::vector<std::string>& rank_labels, const Color& measured) {
+  double top_efficiency =
+      std::max(1.15, *std::max_element(efficiency.begin(), efficiency.end()) * 1.1);
+  Axes eff{{470, 60, 320, 350}, rank_scale, {0, top_efficiency}};
+  canvas.text("scaling efficiency (speedup / ranks)", eff.frame.x, 38, 13);
+  canvas.line(eff.frame.x, eff.py(1), eff.frame.x + eff.frame.width, eff.py(1), plotting::kGrey,
+              1.5, true);
+  canvas.series(eff, ranks, efficiency, measured, 2, false, true);
+  canvas.axes(eff, "", "efficiency", false);
+  canvas.x_ticks(eff, ranks, rank_labels);
+  canvas.text("ranks", eff.frame.x + eff.frame.width / 2, eff.frame.y + eff.frame.height + 22, 12,
+              0.5);
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    canvas.text(fmt::format("{:.2f}", efficiency[i]), eff.px(ranks[i]), eff.py(efficiency[i]) - 8,
+                10, 0.5, 1);
+  }
+  return eff.frame;
+}
+
+// Draws the scaling plot's panel of the time of a step by phase; returns its frame.
+Rect draw_phase_bars(Canvas& canvas, const std::vector<ScalingPoint>& points,
+                     const std::vector<std::string>& rank_labels) {
+  // Stacked bars: one per rank count, the phases of a mean step from the bottom up.
+  struct Phase {
+    const char* label;
+    double ScalingPoint::*field;
+  };
+  const Phase phases[] = {{"data wait", &ScalingPoint::data_s},
+                          {"forward", &ScalingPoint::forward_s},
+                          {"backward", &ScalingPoint::backward_s},
+                          {"exposed comm", &ScalingPoint::comm_s},
+                          {"optimizer", &ScalingPoint::optimizer_s}};
+  double top_step = 0;
+  for (const auto& p : points) {
+    double sum = 0;
+    for (const auto& phase : phases) sum += p.*phase.field;
+    top_step = std::max({top_step, sum, p.step_s});
+  }
+  const double n = static_cast<double>(points.size());
+  Axes bars{{880, 60, 260, 350}, {0, n}, {0, top_step > 0 ? top_step * 1.1 : 1}};
+  canvas.text("time of a step, by phase", bars.frame.x, 38, 13);
+  std::vector<LegendEntry> legend;
+  std::vector<double> centres;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const ScalingPoint& p = points[i];
+    double x0 = bars.px(i + 0.2);
+    double x1 = bars.px(i + 0.8);
+    double bottom = 0;
+    for (size_t k = 0; k < std::size(phases); ++k) {
+      double value = std::max(0.0, p.*phases[k].field);
+      Color color = plotting::palette()[k];
+      canvas.fill({x0, bars.py(bottom + value), x1 - x0, bars.py(bottom) - bars.py(bottom + value)},
+                  color);
+      bottom += value;
+    }
+    // What the phase timers do not cover (synchronization, bookkeeping) on top, in grey.
+    if (p.step_s > bottom) {
+      canvas.fill({x0, bars.py(p.step_s), x1 - x0, bars.py(bottom) - bars.py(p.step_s)},
+                  plotting::kLightGrey);
+    }
+    centres.push_back(i + 0.5);
+  }
+  for (size_t k = 0; k < std::size(phases); ++k)
+    legend.push_back({phases[k].label, plotting::palette()[k], false, true});
+  legend.push_back({"other", plotting::kLightGrey, false, true});
+  canvas.axes(bars, "", "seconds per step", false);
+  canvas.x_ticks(bars, centres, rank_labels);
+  canvas.text("ranks", bars.frame.x + bars.frame.width / 2, bars.frame.y + bars.frame.height + 22,
+              12, 0.5);
+  canvas.legend(bars.frame.x + bars.frame.width + 12, bars.frame.y, legend);
+  return bars.frame;
+}
+
 }  // namespace
 
 Plot alignment_plot(const AlignmentPlotInput& input) {
@@ -192,84 +288,10 @@ Plot scaling_plot(const std::vector<ScalingPoint>& points, const std::string& ti
   const Scale rank_scale{std::max(0.0, ranks.front() - x_pad), max_ranks + x_pad};
   const Color measured = plotting::palette()[0];
 
-  double top_speedup = std::max(*std::max_element(speedup.begin(), speedup.end()),
-                                *std::max_element(ideal.begin(), ideal.end()));
-  Axes speed{{70, 60, 320, 350}, rank_scale, {0, top_speedup * 1.1}};
-  canvas.text("speedup (mel frames/s against the first row)", speed.frame.x, 38, 13);
-  canvas.series(speed, ranks, ideal, plotting::kGrey, 1.5, true);
-  canvas.series(speed, ranks, speedup, measured, 2, false, true);
-  canvas.axes(speed, "", "speedup", false);
-  canvas.x_ticks(speed, ranks, rank_labels);
-  canvas.text("ranks", speed.frame.x + speed.frame.width / 2,
-              speed.frame.y + speed.frame.height + 22, 12, 0.5);
-  canvas.legend(speed.frame.x + 8, speed.frame.y + 8,
-                {{"measured", measured}, {"ideal (linear)", plotting::kGrey, true}});
-
-  double top_efficiency =
-      std::max(1.15, *std::max_element(efficiency.begin(), efficiency.end()) * 1.1);
-  Axes eff{{470, 60, 320, 350}, rank_scale, {0, top_efficiency}};
-  canvas.text("scaling efficiency (speedup / ranks)", eff.frame.x, 38, 13);
-  canvas.line(eff.frame.x, eff.py(1), eff.frame.x + eff.frame.width, eff.py(1), plotting::kGrey,
-              1.5, true);
-  canvas.series(eff, ranks, efficiency, measured, 2, false, true);
-  canvas.axes(eff, "", "efficiency", false);
-  canvas.x_ticks(eff, ranks, rank_labels);
-  canvas.text("ranks", eff.frame.x + eff.frame.width / 2, eff.frame.y + eff.frame.height + 22, 12,
-              0.5);
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    canvas.text(fmt::format("{:.2f}", efficiency[i]), eff.px(ranks[i]), eff.py(efficiency[i]) - 8,
-                10, 0.5, 1);
-  }
-
-  // Stacked bars: one per rank count, the phases of a mean step from the bottom up.
-  struct Phase {
-    const char* label;
-    double ScalingPoint::*field;
-  };
-  const Phase phases[] = {{"data wait", &ScalingPoint::data_s},
-                          {"forward", &ScalingPoint::forward_s},
-                          {"backward", &ScalingPoint::backward_s},
-                          {"exposed comm", &ScalingPoint::comm_s},
-                          {"optimizer", &ScalingPoint::optimizer_s}};
-  double top_step = 0;
-  for (const auto& p : points) {
-    double sum = 0;
-    for (const auto& phase : phases) sum += p.*phase.field;
-    top_step = std::max({top_step, sum, p.step_s});
-  }
-  const double n = static_cast<double>(points.size());
-  Axes bars{{880, 60, 260, 350}, {0, n}, {0, top_step > 0 ? top_step * 1.1 : 1}};
-  canvas.text("time of a step, by phase", bars.frame.x, 38, 13);
-  std::vector<LegendEntry> legend;
-  std::vector<double> centres;
-  for (size_t i = 0; i < points.size(); ++i) {
-    const ScalingPoint& p = points[i];
-    double x0 = bars.px(i + 0.2);
-    double x1 = bars.px(i + 0.8);
-    double bottom = 0;
-    for (size_t k = 0; k < std::size(phases); ++k) {
-      double value = std::max(0.0, p.*phases[k].field);
-      Color color = plotting::palette()[k];
-      canvas.fill({x0, bars.py(bottom + value), x1 - x0, bars.py(bottom) - bars.py(bottom + value)},
-                  color);
-      bottom += value;
-    }
-    // What the phase timers do not cover (synchronization, bookkeeping) on top, in grey.
-    if (p.step_s > bottom) {
-      canvas.fill({x0, bars.py(p.step_s), x1 - x0, bars.py(bottom) - bars.py(p.step_s)},
-                  plotting::kLightGrey);
-    }
-    centres.push_back(i + 0.5);
-  }
-  for (size_t k = 0; k < std::size(phases); ++k)
-    legend.push_back({phases[k].label, plotting::palette()[k], false, true});
-  legend.push_back({"other", plotting::kLightGrey, false, true});
-  canvas.axes(bars, "", "seconds per step", false);
-  canvas.x_ticks(bars, centres, rank_labels);
-  canvas.text("ranks", bars.frame.x + bars.frame.width / 2, bars.frame.y + bars.frame.height + 22,
-              12, 0.5);
-  canvas.legend(bars.frame.x + bars.frame.width + 12, bars.frame.y, legend);
-  plot.regions = {{"speedup", speed.frame}, {"efficiency", eff.frame}, {"phases", bars.frame}};
+  const Rect speed = draw_speedup(canvas, ranks, speedup, ideal, rank_scale, rank_labels, measured);
+  const Rect eff = draw_efficiency(canvas, ranks, efficiency, rank_scale, rank_labels, measured);
+  const Rect bars = draw_phase_bars(canvas, points, rank_labels);
+  plot.regions = {{"speedup", speed}, {"efficiency", eff}, {"phases", bars}};
   plot.png = canvas.png();
   return plot;
 }

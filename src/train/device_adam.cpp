@@ -118,37 +118,163 @@ torch::Tensor DeviceAdam::step(double lr, const torch::Tensor& allowed,
       allowed, taking_part);
 }
 
-torch::Tensor DeviceAdam::step(const torch::Tensor& lr, const torch::Tensor& allowed,
-                               const torch::Tensor& taking_part_on_device) {
-  torch::NoGradGuard no_grad;
-  // The parameters and each one's group options, in the optimizer's order.
+namespace {
+
+// The parameters and each one's group options, in the optimizer's order; one pair of betas.
+struct Gathered {
   std::vector<torch::Tensor> parameters;
   std::vector<Options> options;
-  for (auto& group : optimizer_.param_groups()) {
-    Options o;
-    if (adamw_) {
-      o = options_of(static_cast<torch::optim::AdamWOptions&>(group.options()));
-    } else {
-      o = options_of(static_cast<torch::optim::AdamOptions&>(group.options()));
-    }
+};
+
+Gathered gather(torch::optim::Optimizer& optimizer, bool adamw) {
+  Gathered g;
+  for (auto& group : optimizer.param_groups()) {
+    const Options o = adamw ? options_of(static_cast<torch::optim::AdamWOptions&>(group.options()))
+                            : options_of(static_cast<torch::optim::AdamOptions&>(group.options()));
     for (const torch::Tensor& p : group.params()) {
-      parameters.push_back(p);
-      options.push_back(o);
+      g.parameters.push_back(p);
+      g.options.push_back(o);
     }
   }
-  const int64_t n = static_cast<int64_t>(parameters.size());
-  TTS_CHECK(n > 0, "DeviceAdam: the optimizer has no parameters");
-  const double beta1 = options.front().beta1, beta2 = options.front().beta2;
-  for (const Options& o : options) {
-    TTS_CHECK(o.beta1 == beta1 && o.beta2 == beta2,
+  TTS_CHECK(!g.parameters.empty(), "DeviceAdam: the optimizer has no parameters");
+  for (const Options& o : g.options) {
+    TTS_CHECK(o.beta1 == g.options.front().beta1 && o.beta2 == g.options.front().beta2,
               "DeviceAdam: the optimizer's groups have different betas");
   }
-  auto& states = optimizer_.state();
-  const torch::Device device = parameters.front().device();
-  const auto counts = torch::TensorOptions().dtype(torch::kFloat64).device(device);
+  return g;
+}
+
+// `p`'s moments, its state created first as libtorch's step creates it when it has none: one
+// template for Adam's and AdamW's states.
+template <class State>
+Moments ensure_state(StateMap& states, const torch::Tensor& p, const Options& o) {
+  const StateKey key = key_of<StateKey>(p);
+  if (states.find(key) == states.end()) {
+    auto created = std::make_unique<State>();
+    created->step(0);
+    created->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+    created->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+    if (o.amsgrad) created->max_exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+    states[key] = std::move(created);
+  }
+  auto* state = dynamic_cast<State*>(states.find(key)->second.get());
+  TTS_CHECK(state != nullptr, "DeviceAdam: a parameter's state is not Adam's");
+  return moments_of(*state);
+}
+
+// What a step computes once for every parameter: per parameter the bias corrections and step
+// size (as libtorch's host doubles: 1 - beta^step, -lr / bias_correction1), cast once per
+// parameter type as a double Scalar is cast where it meets a float tensor; AdamW's decay factor
+// per weight decay and type.
+class StepScalars {
+ public:
+  StepScalars(const torch::Tensor& lr, const torch::Tensor& next_steps, double beta1, double beta2)
+      : lr_(lr),
+        sqrt_bias_correction2_((1 - torch::pow(beta2, next_steps)).sqrt()),
+        neg_step_size_(torch::div(lr.neg(), 1 - torch::pow(beta1, next_steps))) {}
+
+  // (sqrt(bias_correction2), -step_size) per parameter, in `type`.
+  const std::pair<torch::Tensor, torch::Tensor>& per_parameter(torch::ScalarType type) {
+    for (const auto& [t, pair] : cast_) {
+      if (t == type) return pair;
+    }
+    cast_.emplace_back(type,
+                       std::make_pair(sqrt_bias_correction2_.to(type), neg_step_size_.to(type)));
+    return cast_.back().second;
+  }
+
+  // 1 - lr * weight_decay in float64, cast to `type`, as libtorch's Scalar.
+  torch::Tensor decay(double weight_decay, torch::ScalarType type) {
+    for (const auto& [wd, t, factor] : decays_) {
+      if (wd == weight_decay && t == type) return factor;
+    }
+    decays_.emplace_back(weight_decay, type, (1 - lr_ * weight_decay).to(type));
+    return std::get<2>(decays_.back());
+  }
+
+ private:
+  torch::Tensor lr_, sqrt_bias_correction2_, neg_step_size_;
+  std::vector<std::pair<torch::ScalarType, std::pair<torch::Tensor, torch::Tensor>>> cast_;
+  std::vector<std::tuple<double, torch::ScalarType, torch::Tensor>> decays_;
+};
+
+// One parameter's candidate weight and moments, not yet kept.
+struct Proposal {
+  int64_t index;
+  Moments moments;
+  torch::Tensor p, exp_avg, exp_avg_sq, max_exp_avg_sq;
+};
+
+// libtorch's Adam/AdamW step for parameter `index`, out of place, into its scratch tensors `out`;
+// pushes the finiteness of what it computed onto `finite`.
+Proposal propose(int64_t index, const torch::Tensor& p, const Options& o, const Moments& m,
+                 bool adamw, StepScalars& scalars, AdamScratch& out,
+                 std::vector<torch::Tensor>& finite) {
+  const auto& [sqrt_bc2_all, neg_step_all] = scalars.per_parameter(p.scalar_type());
+  auto fit = [&](torch::Tensor& t, const torch::Tensor& like) {
+    if (!t.defined() || t.sizes() != like.sizes() || t.scalar_type() != like.scalar_type() ||
+        t.device() != like.device()) {
+      t = torch::empty_like(like, torch::MemoryFormat::Contiguous);
+    }
+  };
+  fit(out.p, p);
+  fit(out.exp_avg, m.exp_avg);
+  fit(out.exp_avg_sq, m.exp_avg_sq);
+  fit(out.denom, m.exp_avg_sq);
+  torch::Tensor grad = p.grad();
+  if (!adamw && o.weight_decay != 0) grad = grad.add(p, o.weight_decay);
+  torch::Tensor base = p;
+  if (adamw && o.weight_decay != 0) base = p.mul(scalars.decay(o.weight_decay, p.scalar_type()));
+  torch::Tensor exp_avg = torch::mul_out(out.exp_avg, m.exp_avg, o.beta1).add_(grad, 1 - o.beta1);
+  torch::Tensor exp_avg_sq =
+      torch::mul_out(out.exp_avg_sq, m.exp_avg_sq, o.beta2).addcmul_(grad, grad, 1 - o.beta2);
+  torch::Tensor max_exp_avg_sq;
+  if (o.amsgrad) {
+    fit(out.max_exp_avg_sq, m.max_exp_avg_sq);
+    max_exp_avg_sq = torch::maximum_out(out.max_exp_avg_sq, m.max_exp_avg_sq, exp_avg_sq);
+  }
+  torch::Tensor denom = torch::sqrt_out(out.denom, o.amsgrad ? max_exp_avg_sq : exp_avg_sq)
+                            .div_(sqrt_bc2_all[index])
+                            .add_(o.eps);
+  // p.addcdiv_(exp_avg, denom, -step_size) is p + (-step_size * exp_avg) / denom.
+  torch::Tensor new_p = torch::mul_out(out.p, exp_avg, neg_step_all[index]).div_(denom).add_(base);
+  // Finite where the smallest and the largest value are (a NaN makes both NaN): no tensor of the
+  // parameter's size.
+  for (const torch::Tensor* t : {&new_p, &exp_avg, &exp_avg_sq, &max_exp_avg_sq}) {
+    if (t->defined() && t->numel() > 0) {
+      auto [low, high] = torch::aminmax(*t);
+      finite.push_back(torch::isfinite(low).logical_and(torch::isfinite(high)));
+    }
+  }
+  return Proposal{index, m, new_p, exp_avg, exp_avg_sq, max_exp_avg_sq};
+}
+
+// Keeps each proposal where `keep` (and, where given, its parameter's `part`) says so, in place.
+void commit(std::vector<Proposal>& proposals, const std::vector<torch::Tensor>& parameters,
+            const torch::Tensor& keep, const torch::Tensor& part) {
+  for (Proposal& u : proposals) {
+    torch::Tensor p = parameters[u.index];
+    const torch::Tensor here = part.defined() ? keep.logical_and(part[u.index]) : keep;
+    torch::where_out(p, here, u.p, p);
+    torch::where_out(u.moments.exp_avg, here, u.exp_avg, u.moments.exp_avg);
+    torch::where_out(u.moments.exp_avg_sq, here, u.exp_avg_sq, u.moments.exp_avg_sq);
+    if (u.max_exp_avg_sq.defined()) {
+      torch::where_out(u.moments.max_exp_avg_sq, here, u.max_exp_avg_sq, u.moments.max_exp_avg_sq);
+    }
+  }
+}
+
+}  // namespace
+
+void DeviceAdam::prepare_counts(const std::vector<torch::Tensor>& parameters,
+                                const std::vector<bool>& taking_part) {
+  const int64_t n = static_cast<int64_t>(parameters.size());
+  const auto counts =
+      torch::TensorOptions().dtype(torch::kFloat64).device(parameters.front().device());
   if (!steps_.defined()) {
     // The step counts the host states hold now (a checkpoint's, or none): filled in place, no
     // copy from host memory.
+    auto& states = optimizer_.state();
     parameters_ = parameters;
     steps_buffer_ = torch::zeros({n, 2}, counts);
     next_buffer_ = torch::zeros({n, 2}, counts);
@@ -163,8 +289,6 @@ torch::Tensor DeviceAdam::step(const torch::Tensor& lr, const torch::Tensor& all
   }
   TTS_CHECK(static_cast<int64_t>(parameters_.size()) == n,
             "DeviceAdam: the optimizer's parameters changed after its first step");
-  std::vector<bool> taking_part(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) taking_part[i] = parameters[i].grad().defined();
   if (taking_part != taking_part_host_) {
     taking_part_host_ = taking_part;
     taking_part_ = torch::zeros({n}, counts);
@@ -172,8 +296,16 @@ torch::Tensor DeviceAdam::step(const torch::Tensor& lr, const torch::Tensor& all
       if (taking_part[i]) taking_part_[i].fill_(1.0);
     }
   }
-  // Per parameter, as libtorch's host doubles: bias corrections 1 - beta^step and the step size
-  // -lr / bias_correction1.
+}
+
+torch::Tensor DeviceAdam::step(const torch::Tensor& lr, const torch::Tensor& allowed,
+                               const torch::Tensor& taking_part_on_device) {
+  torch::NoGradGuard no_grad;
+  const Gathered g = gather(optimizer_, adamw_);
+  const int64_t n = static_cast<int64_t>(g.parameters.size());
+  std::vector<bool> taking_part(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) taking_part[i] = g.parameters[i].grad().defined();
+  prepare_counts(g.parameters, taking_part);
   torch::Tensor part;  // bool [n], where taking_part_on_device is given
   if (taking_part_on_device.defined()) {
     torch::add_out(next_steps_, steps_, taking_part_ * taking_part_on_device);
@@ -181,134 +313,27 @@ torch::Tensor DeviceAdam::step(const torch::Tensor& lr, const torch::Tensor& all
   } else {
     torch::add_out(next_steps_, steps_, taking_part_);
   }
-  const torch::Tensor bias_correction1 = 1 - torch::pow(beta1, next_steps_);
-  const torch::Tensor bias_correction2 = 1 - torch::pow(beta2, next_steps_);
-  const torch::Tensor sqrt_bias_correction2 = bias_correction2.sqrt();
-  const torch::Tensor neg_step_size = torch::div(lr.neg(), bias_correction1);
-  // Cast once per parameter type, as a double Scalar is cast where it meets a float tensor.
-  std::vector<std::pair<torch::ScalarType, std::pair<torch::Tensor, torch::Tensor>>> cast;
-  auto scalars_for = [&](torch::ScalarType type) -> const std::pair<torch::Tensor, torch::Tensor>& {
-    for (const auto& [t, pair] : cast) {
-      if (t == type) return pair;
-    }
-    cast.emplace_back(type, std::make_pair(sqrt_bias_correction2.to(type), neg_step_size.to(type)));
-    return cast.back().second;
-  };
-
-  // AdamW's decay factor per weight decay and parameter type, computed once a step.
-  std::vector<std::tuple<double, torch::ScalarType, torch::Tensor>> decays;
-  auto decay_for = [&](double weight_decay, torch::ScalarType type) -> torch::Tensor {
-    for (const auto& [wd, t, factor] : decays) {
-      if (wd == weight_decay && t == type) return factor;
-    }
-    decays.emplace_back(weight_decay, type, (1 - lr * weight_decay).to(type));
-    return std::get<2>(decays.back());
-  };
-
-  struct Update {
-    int64_t index;
-    Moments moments;
-    torch::Tensor p, exp_avg, exp_avg_sq, max_exp_avg_sq;
-  };
-  std::vector<Update> updates;
+  StepScalars scalars(lr, next_steps_, g.options.front().beta1, g.options.front().beta2);
+  if (scratch_.size() != static_cast<size_t>(n)) scratch_.resize(static_cast<size_t>(n));
+  std::vector<Proposal> proposals;
   std::vector<torch::Tensor> finite;
   for (int64_t i = 0; i < n; ++i) {
     if (!taking_part[i]) continue;
-    const torch::Tensor& p = parameters[i];
-    const Options& o = options[i];
-    auto it = states.find(key_of<StateKey>(p));
-    if (it == states.end()) {
-      // As libtorch's step creates it.
-      torch::Tensor exp_avg = torch::zeros_like(p, torch::MemoryFormat::Preserve);
-      torch::Tensor exp_avg_sq = torch::zeros_like(p, torch::MemoryFormat::Preserve);
-      torch::Tensor max_exp_avg_sq =
-          o.amsgrad ? torch::zeros_like(p, torch::MemoryFormat::Preserve) : torch::Tensor();
-      std::unique_ptr<torch::optim::OptimizerParamState> created;
-      if (adamw_) {
-        auto s = std::make_unique<torch::optim::AdamWParamState>();
-        s->step(0);
-        s->exp_avg(exp_avg);
-        s->exp_avg_sq(exp_avg_sq);
-        if (o.amsgrad) s->max_exp_avg_sq(max_exp_avg_sq);
-        created = std::move(s);
-      } else {
-        auto s = std::make_unique<torch::optim::AdamParamState>();
-        s->step(0);
-        s->exp_avg(exp_avg);
-        s->exp_avg_sq(exp_avg_sq);
-        if (o.amsgrad) s->max_exp_avg_sq(max_exp_avg_sq);
-        created = std::move(s);
-      }
-      states[key_of<StateKey>(p)] = std::move(created);
-      it = states.find(key_of<StateKey>(p));
-    }
-    Moments m;
-    if (auto* adam = dynamic_cast<torch::optim::AdamParamState*>(it->second.get())) {
-      m = moments_of(*adam);
-    } else if (auto* adamw = dynamic_cast<torch::optim::AdamWParamState*>(it->second.get())) {
-      m = moments_of(*adamw);
-    }
-    TTS_CHECK(m.state != nullptr, "DeviceAdam: a parameter's state is not Adam's");
-    const auto& [sqrt_bc2_all, neg_step_all] = scalars_for(p.scalar_type());
-
-    // libtorch's Adam/AdamW step, out of place, into this parameter's scratch tensors.
-    if (scratch_.size() != static_cast<size_t>(n)) scratch_.resize(static_cast<size_t>(n));
-    Scratch& out = scratch_[static_cast<size_t>(i)];
-    auto fit = [&](torch::Tensor& t, const torch::Tensor& like) {
-      if (!t.defined() || t.sizes() != like.sizes() || t.scalar_type() != like.scalar_type() ||
-          t.device() != like.device()) {
-        t = torch::empty_like(like, torch::MemoryFormat::Contiguous);
-      }
-    };
-    fit(out.p, p);
-    fit(out.exp_avg, m.exp_avg);
-    fit(out.exp_avg_sq, m.exp_avg_sq);
-    fit(out.denom, m.exp_avg_sq);
-    torch::Tensor grad = p.grad();
-    if (!adamw_ && o.weight_decay != 0) grad = grad.add(p, o.weight_decay);
-    torch::Tensor base = p;
-    if (adamw_ && o.weight_decay != 0) {
-      // 1 - lr * weight_decay in float64, cast to the parameter's type, as libtorch's Scalar.
-      base = p.mul(decay_for(o.weight_decay, p.scalar_type()));
-    }
-    torch::Tensor exp_avg = torch::mul_out(out.exp_avg, m.exp_avg, o.beta1).add_(grad, 1 - o.beta1);
-    torch::Tensor exp_avg_sq =
-        torch::mul_out(out.exp_avg_sq, m.exp_avg_sq, o.beta2).addcmul_(grad, grad, 1 - o.beta2);
-    torch::Tensor max_exp_avg_sq;
-    if (o.amsgrad) {
-      fit(out.max_exp_avg_sq, m.max_exp_avg_sq);
-      max_exp_avg_sq = torch::maximum_out(out.max_exp_avg_sq, m.max_exp_avg_sq, exp_avg_sq);
-    }
-    torch::Tensor denom = torch::sqrt_out(out.denom, o.amsgrad ? max_exp_avg_sq : exp_avg_sq)
-                              .div_(sqrt_bc2_all[i])
-                              .add_(o.eps);
-    // p.addcdiv_(exp_avg, denom, -step_size) is p + (-step_size * exp_avg) / denom.
-    torch::Tensor new_p = torch::mul_out(out.p, exp_avg, neg_step_all[i]).div_(denom).add_(base);
-
-    // Finite where the smallest and the largest value are (a NaN makes both NaN): no tensor of
-    // the parameter's size.
-    for (const torch::Tensor* t : {&new_p, &exp_avg, &exp_avg_sq, &max_exp_avg_sq}) {
-      if (t->defined() && t->numel() > 0) {
-        auto [low, high] = torch::aminmax(*t);
-        finite.push_back(torch::isfinite(low).logical_and(torch::isfinite(high)));
-      }
-    }
-    updates.push_back(Update{i, m, new_p, exp_avg, exp_avg_sq, max_exp_avg_sq});
+    const torch::Tensor& p = g.parameters[i];
+    const Options& o = g.options[i];
+    const Moments m = adamw_ ? ensure_state<torch::optim::AdamWParamState>(optimizer_.state(), p, o)
+                             : ensure_state<torch::optim::AdamParamState>(optimizer_.state(), p, o);
+    proposals.push_back(
+        propose(i, p, o, m, adamw_, scalars, scratch_[static_cast<size_t>(i)], finite));
   }
   torch::Tensor keep =
-      finite.empty() ? torch::ones({}, torch::TensorOptions().dtype(torch::kBool).device(device))
-                     : torch::stack(finite).all();
+      finite.empty()
+          ? torch::ones(
+                {},
+                torch::TensorOptions().dtype(torch::kBool).device(g.parameters.front().device()))
+          : torch::stack(finite).all();
   if (allowed.defined()) keep = keep.logical_and(allowed);
-  for (Update& u : updates) {
-    torch::Tensor p = parameters[u.index];
-    const torch::Tensor here = part.defined() ? keep.logical_and(part[u.index]) : keep;
-    torch::where_out(p, here, u.p, p);
-    torch::where_out(u.moments.exp_avg, here, u.exp_avg, u.moments.exp_avg);
-    torch::where_out(u.moments.exp_avg_sq, here, u.exp_avg_sq, u.moments.exp_avg_sq);
-    if (u.max_exp_avg_sq.defined()) {
-      torch::where_out(u.moments.max_exp_avg_sq, here, u.max_exp_avg_sq, u.moments.max_exp_avg_sq);
-    }
-  }
+  commit(proposals, g.parameters, keep, part);
   torch::where_out(steps_, keep, next_steps_, steps_);
   return keep;
 }

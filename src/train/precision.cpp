@@ -10,7 +10,7 @@
 #include <limits>
 
 #include "tts/core/error.h"
-#include "tts/train/compat.h"
+#include "tts/train/autocast_compat.h"
 
 #ifdef TTS_WITH_CUDA
 #include <torch/cuda.h>

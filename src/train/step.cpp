@@ -4,13 +4,13 @@
 
 #include <cmath>
 
+#include "tts/checkpoint/optimizer_compat.h"
 #include "tts/core/error.h"
 #include "tts/core/host_read.h"
 #include "tts/core/logging.h"
 #include "tts/core/timer.h"
 #include "tts/dist/communicator.h"
 #include "tts/dist/gradient_reducer.h"
-#include "tts/train/compat.h"
 #include "tts/train/device_adam.h"
 
 namespace tts::train {
@@ -124,7 +124,7 @@ void Step::take(std::vector<std::unique_ptr<FamilyBatch>>& micro_batches,
     ids.insert(ids.end(), batch->ids().begin(), batch->ids().end());
   }
   pending_.push_back(Pending{state.step + 1, ids, std::vector<Outcome>(slots.size())});
-  for (OptimizerSlot& slot : slots) compat::zero_grad_in_place(*slot.optimizer);
+  for (OptimizerSlot& slot : slots) checkpoint::compat::zero_grad_in_place(*slot.optimizer);
   Updates updates;
   updates.step_ = this;
   updates.totals_ = &totals;

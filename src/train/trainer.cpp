@@ -88,9 +88,7 @@ Run::Run(const config::Config& config, const TrainArgs& args, dist::Communicator
       log_->info("removed {}/{}, left by a checkpoint save that was killed", checkpoints, name);
     }
   }
-  torch::manual_seed(static_cast<uint64_t>(config.train.seed));
-  train::apply_tf32(config.train.tf32);
-  train::check_precision(config.train.precision, device_);
+  start_process(config, device_);
   family_ = make_family(
       FamilyContext{config_, placement, comm_, args.data_dir, args.run_dir, phase_at(config_, 0)});
   // Before a resumed optimizer state is restored: that state covers the trained parameters.
@@ -322,6 +320,12 @@ int Run::loop() {
 }
 
 }  // namespace
+
+void start_process(const config::Config& config, const torch::Device& device) {
+  torch::manual_seed(static_cast<uint64_t>(config.train.seed));
+  apply_tf32(config.train.tf32);
+  check_precision(config.train.precision, device);
+}
 
 void install_stop_handlers() {
   std::signal(SIGINT, handle_stop_signal);

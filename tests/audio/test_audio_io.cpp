@@ -69,6 +69,14 @@ TEST(AudioIo, WavRoundTripIsExactOnThe16BitGrid) {
   EXPECT_FALSE(std::filesystem::exists(path + ".tmp." + std::to_string(getpid())));
 }
 
+// What write_wav clips is counted: past the 16-bit grid's ends, not at them (-1 and
+// 32767/32768 are exact), so `vocode` can say how much of its audio clipped.
+TEST(AudioIo, ClippedSamplesAreThoseWriteWavClips) {
+  EXPECT_EQ(clipped_samples({0.f, -1.f, 32767.f / 32768.f, 0.99f}), 0u);
+  EXPECT_EQ(clipped_samples({1.f, 1.5f, -1.001f, 0.5f}), 3u);
+  EXPECT_EQ(clipped_samples({}), 0u);
+}
+
 TEST(AudioIo, WiderFormatsScaleLikeInt16) {
   const std::vector<float> x = {0.5f, -0.25f, 0.125f, -1.f};
   for (int format : {SF_FORMAT_PCM_24, SF_FORMAT_PCM_32, SF_FORMAT_FLOAT}) {

@@ -331,3 +331,28 @@ TEST(Checkpoint, TheSpeakerTableRoundTripsInRowOrder) {
   EXPECT_EQ(loaded.speakers, checkpoint.speakers);
   EXPECT_TRUE(loaded.symbols.empty());
 }
+
+// Speaking reads a checkpoint's weights and settings alone: the optimizers' states (twice the
+// weights with Adam) are neither checked nor kept; resuming reads them all.
+TEST(Checkpoint, AWeightsReadSkipsTheOptimizersState) {
+  std::string dir = tts::test::fresh_dir("ckpt_weights_read");
+  Net net(4);
+  torch::optim::Adam adam(net->parameters(), torch::optim::AdamOptions(1e-2));
+  train_steps(net, adam, 2);
+  TrainingState state;
+  state.step = 2;
+  const std::string path = dir + "/step_2.pt";
+  write_checkpoint(path, capture(*net, {&adam}, state, ""));
+  const Checkpoint whole = load_checkpoint(path);
+  const Checkpoint weights = load_checkpoint(path, CheckpointRead::kWeights);
+  ASSERT_EQ(whole.optimizers.size(), 1u);
+  EXPECT_EQ(whole.optimizers[0].params.size(), net->parameters().size());
+  EXPECT_TRUE(weights.optimizers.empty());
+  EXPECT_EQ(weights.state.step, 2);
+  ASSERT_EQ(weights.tensors.size(), whole.tensors.size());
+  for (size_t i = 0; i < whole.tensors.size(); ++i) {
+    EXPECT_EQ(weights.tensors[i].first, whole.tensors[i].first);
+    EXPECT_TRUE(torch::equal(weights.tensors[i].second, whole.tensors[i].second));
+  }
+  EXPECT_TRUE(load_newest_checkpoint(dir, nullptr, CheckpointRead::kWeights).optimizers.empty());
+}

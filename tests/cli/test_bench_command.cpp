@@ -11,7 +11,7 @@
 #include <string>
 
 #include "cli_test_util.h"
-#include "tts/formats/json.h"
+#include "tts/formats/json_reader.h"
 
 namespace {
 
@@ -61,28 +61,30 @@ TEST(BenchCommand, LinearHeadAddsParameters) {
 
 // The two ways of computing the decoder's per-step products train the same model: the same
 // loss after the warm-up step's update, up to summation order.
-TEST(BenchCommand, StepProductPathsGiveTheSameLoss) {
+TEST(BenchCommand, RecurrentProductPathsGiveTheSameLoss) {
   std::string args = "bench --config " + kTiny + " --batch 2 --text-len 7 --frames 10 --steps 1";
-  Result kernel = run_cli(args + " --step-products kernel");
-  Result gemm = run_cli(args + " --step-products gemm");
-  Result fastest = run_cli(args + " --step-products fastest");
+  Result kernel = run_cli(args + " --recurrent-products kernel");
+  Result gemm = run_cli(args + " --recurrent-products gemm");
+  Result fastest = run_cli(args + " --recurrent-products fastest");
   ASSERT_EQ(kernel.exit_code, 0) << kernel.output;
   ASSERT_EQ(gemm.exit_code, 0) << gemm.output;
   ASSERT_EQ(fastest.exit_code, 0) << fastest.output;
-  EXPECT_NE(kernel.output.find("\"step_products\": \"kernel\""), std::string::npos);
+  EXPECT_NE(kernel.output.find("\"recurrent_products\": \"kernel\""), std::string::npos);
   // The shipped default is the kernel (one path: runs and ranks round alike).
   Result plain = run_cli(args);
   ASSERT_EQ(plain.exit_code, 0) << plain.output;
-  EXPECT_NE(plain.output.find("\"step_products\": \"kernel\""), std::string::npos) << plain.output;
+  EXPECT_NE(plain.output.find("\"recurrent_products\": \"kernel\""), std::string::npos)
+      << plain.output;
   // Where the step stands against the machine: its FLOPs, the rate and a GEMM's.
   EXPECT_GT(json_number(plain.output, "step_gflop"), 0.0) << plain.output;
   EXPECT_GT(json_number(plain.output, "achieved_gflops"), 0.0) << plain.output;
   EXPECT_GT(json_number(plain.output, "peak_gemm_gflops"), 0.0) << plain.output;
   EXPECT_GT(json_number(plain.output, "fraction_of_peak"), 0.0) << plain.output;
-  // The config's train.step_products is the default of --step-products.
-  Result pinned = run_cli(args + " --set train.step_products=gemm");
+  // The config's model.recurrent_products is the default of --recurrent-products.
+  Result pinned = run_cli(args + " --set model.recurrent_products=gemm");
   ASSERT_EQ(pinned.exit_code, 0) << pinned.output;
-  EXPECT_NE(pinned.output.find("\"step_products\": \"gemm\""), std::string::npos) << pinned.output;
+  EXPECT_NE(pinned.output.find("\"recurrent_products\": \"gemm\""), std::string::npos)
+      << pinned.output;
   EXPECT_NEAR(json_number(pinned.output, "loss"), json_number(gemm.output, "loss"),
               1e-5 * std::abs(json_number(gemm.output, "loss")));
   double loss = json_number(kernel.output, "loss");
@@ -166,7 +168,7 @@ TEST(BenchCommand, ProfileOfAnIterationCountsNoHostSynchronization) {
 
 TEST(BenchCommand, BadArgumentsAreUsageErrors) {
   EXPECT_EQ(run_cli("bench --config " + kTiny + " --steps 0").exit_code, 2);
-  EXPECT_EQ(run_cli("bench --config " + kTiny + " --step-products blas").exit_code, 2);
+  EXPECT_EQ(run_cli("bench --config " + kTiny + " --recurrent-products blas").exit_code, 2);
   EXPECT_EQ(run_cli("bench --config " + kTiny + " --device tpu").exit_code, 2);
   EXPECT_EQ(run_cli("bench --config " + kTiny + " --frames -1").exit_code, 2);
   EXPECT_EQ(run_cli("bench").exit_code, 2);

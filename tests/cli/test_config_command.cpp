@@ -38,11 +38,12 @@ TEST(ConfigCommand, MisspelledKeyFailsWithSuggestionAndExitCode2) {
   EXPECT_EQ(result.output.find("terminate"), std::string::npos) << result.output;
 }
 
-TEST(ConfigCommand, CheckExitsZeroForValidAndOneForInvalid) {
+// An invalid config exits 2, as a config error does in every command (the README's exit codes).
+TEST(ConfigCommand, CheckExitsZeroForValidAndTwoForInvalid) {
   EXPECT_EQ(run_cli("config --check " + kNvidia).exit_code, 0);
   std::string bad = write_temp("bad_range.yaml", "audio:\n  fmax: 20000\n");
   Result result = run_cli("config --check " + bad, true);
-  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.exit_code, 2);
   EXPECT_NE(result.output.find("audio.fmax"), std::string::npos) << result.output;
 }
 

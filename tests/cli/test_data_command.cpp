@@ -154,6 +154,24 @@ TEST(DataCheck, ChecksEachWaveformsShapeFinitenessAndLengthAgainstItsMel) {
   EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 3) << out;
 }
 
+// A problem of the whole store (no linear targets where the config needs them) is one line
+// naming how many utterances it touches, not one line per utterance.
+TEST(DataCheck, AStoreWideProblemIsSaidOnce) {
+  std::string plain_path = write_config("check_plain.yaml", "audio:\n  linear: false\n");
+  tts::config::Config plain = tts::config::load_config(plain_path);
+  std::string dir = tts::test::make_store(tts::test::temp_dir("check_store_wide"), plain,
+                                          tts::test::varied_utterances(8), 2);
+  std::string linear_path = write_config("check_linear.yaml", "audio:\n  linear: true\n");
+  Result result = run_cli("data check --config " + linear_path + " --data " + dir, true);
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  const std::string line = "all 8 utterances have no linear file but the config needs linear";
+  const size_t first = result.output.find(line);
+  EXPECT_NE(first, std::string::npos) << result.output;
+  EXPECT_EQ(result.output.find(line, first + 1), std::string::npos) << result.output;
+  EXPECT_EQ(result.output.find("utterance u001 has no linear file"), std::string::npos)
+      << result.output;
+}
+
 TEST(DataCheck, MissingArgumentsAreUsageErrors) {
   EXPECT_EQ(run_cli("data check --data /nonexistent").exit_code, 2);
   EXPECT_EQ(run_cli("data").exit_code, 2);

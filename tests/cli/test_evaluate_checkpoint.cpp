@@ -16,7 +16,7 @@
 
 #include "train_fixture.h"
 #include "tts/audio/audio_io.h"
-#include "tts/formats/json.h"
+#include "tts/formats/json_reader.h"
 #include "tts/formats/npy.h"
 
 namespace fs = std::filesystem;

@@ -127,8 +127,31 @@ TEST_F(GtaCommand, ChecksTheCorpusBeforeWritingAnything) {
   EXPECT_FALSE(fs::exists(root_ + "/partial/" + named + ".npy"));
   EXPECT_TRUE(!fs::exists(root_ + "/partial") || ids("partial").empty());
 
-  // Without --wavs, a store without waveforms gives the mels alone, and says how to get a store.
-  CliResult alone = gta("checked", "alone", "");
+  // Without --wavs, the corpus the store records (features.yaml) is read: a vocoder store in one
+  // command.
+  CliResult recorded = gta("checked", "recorded", "");
+  ASSERT_EQ(recorded.exit_code, 0) << recorded.output;
+  EXPECT_NE(recorded.output.find("the audio comes from the corpus " + feats_ + " was made from: " +
+                                 fs::absolute(root_ + "/corpus").lexically_normal().string() +
+                                 " (ljspeech)"),
+            std::string::npos)
+      << recorded.output;
+  for (const char* file : {"features.yaml", "filelist.txt"}) {
+    EXPECT_TRUE(fs::exists(root_ + "/recorded/" + file)) << file;
+  }
+
+  // A store that does not record its corpus (an older version's) gives the mels alone, and says
+  // how to get a store.
+  const std::string unrecorded = root_ + "/unrecorded_feats";
+  fs::copy(feats_, unrecorded, fs::copy_options::recursive);
+  std::string yaml = tts::read_file(unrecorded + "/features.yaml");
+  const size_t line = yaml.find("corpus: {");
+  ASSERT_NE(line, std::string::npos) << yaml;
+  yaml.erase(line, yaml.find('\n', line) + 1 - line);
+  tts::write_file_atomic(unrecorded + "/features.yaml", yaml);
+  CliResult alone = run_cli(
+      "gta --checkpoint " + root_ + "/checked --data " + unrecorded + " --out " + root_ + "/alone",
+      true);
   ASSERT_EQ(alone.exit_code, 0) << alone.output;
   EXPECT_NE(alone.output.find("give --wavs CORPUS"), std::string::npos) << alone.output;
   EXPECT_FALSE(fs::exists(root_ + "/alone/features.yaml"));

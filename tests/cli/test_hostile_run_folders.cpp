@@ -158,7 +158,7 @@ TEST_F(HostileRunFolders, OnlyStrictCheckpointNamesCount) {
   fs::rename(run_ + "/checkpoints/step_00000001.pt", run_ + "/checkpoints/step_1';touch x;#.pt");
   fs::remove(run_ + "/checkpoints/latest");
   CliResult result = run_limited(train_args(run_, " --resume --max-steps 2"));
-  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_EQ(result.exit_code, 2) << result.output;
   EXPECT_NE(result.output.find("no checkpoint in"), std::string::npos) << result.output;
   EXPECT_EQ(result.output.find("touch x"), std::string::npos) << result.output;
 }

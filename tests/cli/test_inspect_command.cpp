@@ -9,7 +9,7 @@
 #include "cli_test_util.h"
 #include "tts/checkpoint/checkpoint.h"
 #include "tts/config/config.h"
-#include "tts/models/tacotron2/network.h"
+#include "tts/models/tacotron2/layers/network.h"
 #include "tts/text/text_processor.h"
 
 using tts::test::run_cli;
@@ -45,6 +45,10 @@ TEST(InspectCommand, ShowsTheAudioSettingsAndTheConfigInAlignedColumnsAndAsJsonF
   // Every column starts where the others of its block do.
   const size_t header = value_column(text.output, "checkpoint");
   ASSERT_NE(header, std::string::npos) << text.output;
+  // The file `latest` resolved to, beside what was given.
+  const std::string file = tts::checkpoint::checkpoint_files(checkpoint).front();
+  EXPECT_NE(text.output.find(file + " (from " + checkpoint + ")"), std::string::npos)
+      << text.output;
   for (const char* label : {"step", "trained on", "parameters", "audio", "model"}) {
     EXPECT_EQ(value_column(text.output, label), header) << label << ":\n" << text.output;
   }
@@ -66,6 +70,7 @@ TEST(InspectCommand, ShowsTheAudioSettingsAndTheConfigInAlignedColumnsAndAsJsonF
   tts::test::CliResult json = run_cli("inspect --json " + checkpoint);
   ASSERT_EQ(json.exit_code, 0) << json.output;
   YAML::Node parsed = YAML::Load(json.output);  // JSON is YAML
+  EXPECT_EQ(parsed["file"].as<std::string>(), file);
   EXPECT_EQ(parsed["audio"]["sample_rate"].as<int>(), 22050);
   EXPECT_EQ(parsed["audio"]["fmax"].as<double>(), 7000.0);
   EXPECT_EQ(parsed["config"]["audio"]["n_fft"].as<int>(), config.audio.n_fft);

@@ -20,7 +20,7 @@
 #include "../models/tacotron2/nvidia_fixture.h"
 #include "cli_test_util.h"
 #include "tts/core/fs.h"
-#include "tts/models/tacotron2/nvidia.h"
+#include "tts/models/tacotron2/conversion/nvidia.h"
 #include "tts/text/text_processor.h"
 
 namespace fx = nvidia_fixture;

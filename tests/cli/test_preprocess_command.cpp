@@ -327,12 +327,14 @@ TEST_F(PreprocessCommand, SpeakersOfEveryLayoutReachTheStoreAndItsSplit) {
   EXPECT_EQ(tables["vctk"], tables["libritts"]);
   EXPECT_EQ(tables["vctk"], tables["csv"]);
 
-  // A corpus of the wrong layout is a usage error naming what is missing.
+  // A corpus of the wrong layout is a usage error naming the layout it has and the flag.
   const std::string log = kTmp + "/speakers_wrong.log";
   EXPECT_EQ(run_cli({"preprocess", "--config", kConfig, "--corpus", "vctk", "--input", kCorpus,
                      "--output", kTmp + "/speakers_wrong"},
                     log),
             2);
-  EXPECT_NE(tts::read_file(log).find("is not a VCTK-layout corpus"), std::string::npos)
+  EXPECT_NE(tts::read_file(log).find("has ljspeech's layout, but it is read as data.corpus: vctk: "
+                                     "add --corpus ljspeech"),
+            std::string::npos)
       << tts::read_file(log);
 }

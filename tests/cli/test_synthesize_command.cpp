@@ -15,7 +15,7 @@
 #include "tts/config/config.h"
 #include "tts/core/fs.h"
 #include "tts/formats/npy.h"
-#include "tts/models/tacotron2/network.h"
+#include "tts/models/tacotron2/layers/network.h"
 #include "tts/text/text_processor.h"
 
 namespace fs = std::filesystem;
@@ -149,6 +149,48 @@ TEST(SynthesizeCommand, OutputsAreCheckedBeforeAnythingIsWritten) {
   for (const char* file : {"1.wav", "1.mel.npy", "2.wav", "2.mel.npy"}) {
     EXPECT_TRUE(fs::exists(dir + "/said/" + file)) << file;
   }
+}
+
+// Outputs are what their names say: "-" means standard output, which synthesize does not write
+// yet, so it is refused (no folder named "-"); a sentence's files are named by its --text-file
+// line, so a blank line shifts nothing.
+TEST(SynthesizeCommand, DashIsRefusedAndOutputsAreNamedByTheirLine) {
+  const std::string dir = tts::test::fresh_dir("synthesize_names");
+  tts::config::Config config = tts::config::load_config(kTiny);
+  const std::string checkpoint = stop_at_once_checkpoint(dir, config);
+  ASSERT_FALSE(checkpoint.empty());
+  const std::string synthesize = "synthesize --checkpoint " + checkpoint;
+  const std::string cwd = fs::current_path().string();
+  tts::test::CliResult dash =
+      run_cli("--log-level warn " + synthesize + " --text Hi --out -", true);
+  EXPECT_EQ(dash.exit_code, 2) << dash.output;
+  EXPECT_NE(dash.output.find("--out -: this command writes files, not standard output"),
+            std::string::npos)
+      << dash.output;
+  EXPECT_FALSE(fs::exists(cwd + "/-"));
+
+  const std::string lines = tts::test::write_temp("gapped_lines.txt", "First.\n\n  \nFourth.\n");
+  tts::test::CliResult spoken =
+      run_cli(synthesize + " --text-file " + lines + " --out " + dir + "/said", true);
+  ASSERT_EQ(spoken.exit_code, 0) << spoken.output;
+  EXPECT_TRUE(fs::exists(dir + "/said/1.wav"));
+  EXPECT_TRUE(fs::exists(dir + "/said/4.wav"));
+  // Each mel carries the settings it was made with, for vocode to check.
+  EXPECT_TRUE(fs::exists(dir + "/said/4.mel.yaml"));
+  EXPECT_FALSE(fs::exists(dir + "/said/2.wav"));
+  EXPECT_FALSE(fs::exists(dir + "/said/3.wav"));
+  EXPECT_NE(spoken.output.find("/said/4.wav"), std::string::npos) << spoken.output;
+
+  // An acoustic model given to vocode is sent to synthesize, where it belongs.
+  tts::test::CliResult vocode = run_cli("vocode --checkpoint " + checkpoint + " --mel " + dir +
+                                            "/said/1.mel.npy --out " + dir + "/v.wav",
+                                        true);
+  EXPECT_EQ(vocode.exit_code, 2) << vocode.output;
+  EXPECT_NE(vocode.output.find("not a vocoder: it speaks text, with tts-train synthesize "
+                               "--checkpoint"),
+            std::string::npos)
+      << vocode.output;
+  EXPECT_FALSE(fs::exists(dir + "/v.wav"));
 }
 
 // Sentences decoded together speak as they do alone: the prenet's dropout (on in inference) is

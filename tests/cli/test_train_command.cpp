@@ -160,6 +160,21 @@ TEST_F(TrainCommand, AStoreMadeWithOtherSettingsIsRefusedBeforeTraining) {
   EXPECT_FALSE(fs::exists(root_ + "/refused/checkpoints"));
 }
 
+// --resume into a folder without a checkpoint has nothing to continue: refused before training,
+// pointing to --resume auto (continue when there is one) and to a fresh start.
+TEST_F(TrainCommand, ResumingWithoutACheckpointPointsToResumeAuto) {
+  fs::create_directories(root_ + "/empty_run");
+  CliResult result = run_cli("train --config " + kTiny + " --data " + feats_ + " --out " + root_ +
+                                 "/empty_run --resume --max-steps 1",
+                             true);
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("--resume: no checkpoint in " + root_ + "/empty_run/checkpoints"),
+            std::string::npos)
+      << result.output;
+  EXPECT_NE(result.output.find("--resume auto"), std::string::npos) << result.output;
+  EXPECT_FALSE(fs::exists(root_ + "/empty_run/checkpoints"));
+}
+
 // A run folder holds one run: a second `train` into it is refused (exit 2) with the ways forward
 // and leaves it untouched; --overwrite moves the old run into RUN/previous-1 and starts at step
 // 0; a folder a run left without checkpoints or metrics is reused.

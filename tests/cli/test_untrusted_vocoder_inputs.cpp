@@ -15,10 +15,10 @@
 #include "tts/checkpoint/checkpoint.h"
 #include "tts/config/config.h"
 #include "tts/formats/npy.h"
-#include "tts/models/hifigan/generator.h"
-#include "tts/models/hifigan/interop.h"
-#include "tts/models/wavenet/network.h"
-#include "tts/models/wavenet/r9y9.h"
+#include "tts/models/hifigan/conversion/jik876.h"
+#include "tts/models/hifigan/layers/generator.h"
+#include "tts/models/wavenet/conversion/r9y9.h"
+#include "tts/models/wavenet/layers/network.h"
 
 namespace fs = std::filesystem;
 using tts::test::CliResult;

@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
 
 #include <fstream>
 #include <optional>
@@ -9,6 +10,7 @@
 
 #include "tts/config/config.h"
 #include "tts/core/error.h"
+#include "tts/core/logging.h"
 
 using tts::UsageError;
 using tts::config::Compression;
@@ -125,6 +127,15 @@ TEST(Config, UnknownKeyNamesFileLineAndSuggestsTheNearestKey) {
 TEST(Config, KeyInTheWrongSectionSuggestsItsSection) {
   std::string message = usage_error([] { parse_config("audio:\n  batch_size: 8\n", "x.yaml"); });
   EXPECT_NE(message.find("did you mean train.batch_size?"), std::string::npos) << message;
+}
+
+// A near miss within the key's own section is suggested before a closer name in another one:
+// model.speaker is a typo of model.speakers, not a misplaced data.speaker.
+TEST(Config, AKeysOwnSectionIsSuggestedFirst) {
+  std::string message = usage_error([] { parse_config("", "x.yaml", {"model.speaker=2"}); });
+  EXPECT_NE(message.find("model.speaker: unknown key; did you mean model.speakers?"),
+            std::string::npos)
+      << message;
 }
 
 TEST(Config, UnknownSectionIsAnError) {
@@ -380,4 +391,33 @@ TEST(Config, CudaGraphsNeedLengthBucketsACudaDeviceAndOneMicroBatch) {
     std::string message = usage_error([&] { parse_config("", "x.yaml", c.overrides); });
     EXPECT_NE(message.find(c.expected), std::string::npos) << message;
   }
+}
+
+// Tacotron-2's own settings moved from section train to its section model; configs and
+// checkpoints written before name them the old way, which still sets the new key, with a warning
+// that names both.
+TEST(Config, MovedKeysSetTheirNewPlaceWithAWarning) {
+  auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(16);
+  auto logger = tts::log::get("config");
+  logger->sinks().push_back(sink);
+  Config config =
+      parse_config("train:\n  step_products: gemm\n", "old.yaml", {"train.decoder_step=composed"});
+  logger->sinks().pop_back();
+  EXPECT_EQ(config.model.recurrent_products, tts::config::RecurrentProducts::kGemm);
+  EXPECT_EQ(config.model.decoder_step, tts::config::DecoderStep::kComposed);
+  const std::vector<std::string> lines = sink->last_formatted();
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[0].find("old.yaml line 2: train.step_products has moved to "
+                          "model.recurrent_products"),
+            std::string::npos)
+      << lines[0];
+  EXPECT_NE(lines[1].find("--set train.decoder_step=composed: train.decoder_step has moved to "
+                          "model.decoder_step"),
+            std::string::npos)
+      << lines[1];
+  // The new keys are where a dump writes them, and the old ones are not keys of their own.
+  const std::string dumped = dump_config(config);
+  EXPECT_NE(dumped.find("recurrent_products: gemm"), std::string::npos);
+  EXPECT_EQ(dumped.find("step_products"), std::string::npos);
+  EXPECT_EQ(parse_config(dumped, "dumped"), config);
 }

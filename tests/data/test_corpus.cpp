@@ -1,5 +1,6 @@
 // The corpus readers: VCTK's, LibriTTS's, CSV and LJSpeech layouts, their speakers, and every
 // input they cannot use named as a problem; the split that gives validation every speaker.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -137,6 +138,36 @@ TEST(Corpus, AFolderThatIsNotOfTheLayoutIsAUsageErrorSayingWhatIsMissing) {
   }
   EXPECT_THROW(read_corpus(layout(CorpusLayout::kLjspeech), (dir / "missing").string()),
                tts::UsageError);
+}
+
+// A corpus read as another layout than the one it has (preprocess without --corpus on VCTK's or
+// LibriTTS's tree) is refused naming the layout it has and the flag to add.
+TEST(Corpus, AFolderOfAnotherLayoutNamesItAndTheFlag) {
+  const fs::path vctk = tts::test::fresh_dir("layout_vctk");
+  write_text(vctk / "txt/p225/p225_001.txt", "Hello.");
+  write_sound(vctk / "wav48/p225/p225_001.wav");
+  const fs::path libritts = tts::test::fresh_dir("layout_libritts");
+  write_sound(libritts / "84/121123/84_121123_000007_000001.wav");
+  write_text(libritts / "84/121123/84_121123_000007_000001.normalized.txt", "Chapter one.");
+  const fs::path lj = tts::test::fresh_dir("layout_lj");
+  write_text(lj / "metadata.csv", "a|Hello.|Hello.\n");
+  EXPECT_EQ(tts::data::layout_of(vctk.string()), CorpusLayout::kVctk);
+  EXPECT_EQ(tts::data::layout_of(libritts.string()), CorpusLayout::kLibritts);
+  EXPECT_EQ(tts::data::layout_of(lj.string()), CorpusLayout::kLjspeech);
+  EXPECT_EQ(tts::data::layout_of(tts::test::fresh_dir("layout_none")), std::nullopt);
+  for (const auto& [dir, name] : {std::pair{vctk, "vctk"}, std::pair{libritts, "libritts"}}) {
+    try {
+      read_corpus(layout(CorpusLayout::kLjspeech), dir.string());
+      ADD_FAILURE() << "expected a UsageError for " << name;
+    } catch (const tts::UsageError& e) {
+      EXPECT_NE(
+          std::string(e.what()).find(fmt::format(
+              "'{}' has {}'s layout, but it is read as data.corpus: ljspeech: add --corpus {}",
+              dir.string(), name, name)),
+          std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 TEST(Corpus, LibriTtsReadsTheNormalizedTextAndNamesWhatIsMissing) {

@@ -75,7 +75,7 @@ TEST(LengthBuckets, QuantilesThatRoundAlikeMerge) {
 
 TEST(LengthBuckets, BadArgumentsAreErrors) {
   EXPECT_THROW(make_length_buckets({1}, {5}, 0, 1), tts::Error);
-  EXPECT_THROW(make_length_buckets({1}, {5}, tts::data::kMaxLengthBuckets + 1, 1), tts::Error);
+  EXPECT_THROW(make_length_buckets({1}, {5}, tts::config::kMaxLengthBuckets + 1, 1), tts::Error);
   EXPECT_THROW(make_length_buckets({}, {}, 2, 1), tts::Error);
   EXPECT_THROW(make_length_buckets({1, 2}, {5}, 2, 1), tts::Error);
   EXPECT_THROW(make_length_buckets({0}, {5}, 2, 1), tts::Error);
@@ -92,7 +92,7 @@ TEST(LengthBuckets, TheRecordedLadderReadsBackAndAnythingElseIsRefused) {
     EXPECT_THROW(LengthBuckets::parse(bad, "RUN/length_buckets.txt"), tts::Error) << bad;
   }
   std::string many = "frame_multiple 1\n";
-  for (int i = 1; i <= tts::data::kMaxLengthBuckets + 1; ++i) {
+  for (int i = 1; i <= tts::config::kMaxLengthBuckets + 1; ++i) {
     many += std::to_string(i) + " " + std::to_string(i) + "\n";
   }
   try {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "tts/dist/compat.h"
+#include "tts/dist/c10d_compat.h"
 
 namespace tts::dist {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "tts/audio/audio_io.h"
 #include "tts/config/audio_options.h"
-#include "tts/formats/json.h"
+#include "tts/formats/json_reader.h"
 
 namespace tts::eval::testing {
 

@@ -8,7 +8,7 @@
 #include "../cli/cli_test_util.h"
 #include "eval_test_util.h"
 #include "tts/core/fs.h"
-#include "tts/formats/json.h"
+#include "tts/formats/json_reader.h"
 
 namespace tts::eval {
 namespace {

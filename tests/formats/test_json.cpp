@@ -4,7 +4,7 @@
 #include <string>
 
 #include "tts/core/error.h"
-#include "tts/formats/json.h"
+#include "tts/formats/json_reader.h"
 
 using tts::formats::JsonValue;
 using tts::formats::parse_json;

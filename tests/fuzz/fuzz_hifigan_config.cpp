@@ -2,7 +2,7 @@
 // config's rules, the generator's size checked against the budget (seeds: the config.json files
 // of tests/data/vocoders).
 #include "fuzz_input.h"
-#include "tts/models/hifigan/interop.h"
+#include "tts/models/hifigan/conversion/jik876.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string path = tts::fuzz::write_input(data, size, ".json");

@@ -11,7 +11,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   tts::fuzz::expect_success_or_error([&] {
     using tts::data::LengthBuckets;
     const LengthBuckets ladder = LengthBuckets::read(path);
-    if (ladder.empty() || ladder.size() > tts::data::kMaxLengthBuckets ||
+    if (ladder.empty() || ladder.size() > tts::config::kMaxLengthBuckets ||
         ladder.text.size() != ladder.frames.size()) {
       std::abort();
     }

@@ -13,7 +13,7 @@
 #include "tts/config/config.h"
 #include "tts/core/error.h"
 #include "tts/formats/torch_file.h"
-#include "tts/models/hifigan/interop.h"
+#include "tts/models/hifigan/conversion/jik876.h"
 
 namespace tts::test::hifigan {
 

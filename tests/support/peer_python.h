@@ -1,4 +1,4 @@
-// The Python that runs a reference implementation's own code in interop tests: TTS_PEER_PYTHON
+// The Python that runs a reference implementation's own code in conversion tests: TTS_PEER_PYTHON
 // when set (a virtual environment with PyTorch), else Debian's /usr/bin/python3.
 #pragma once
 

@@ -1,7 +1,7 @@
 // train.precision = bf16 through the CLI on the tiny config: 100 steps end with a training loss
 // within 5% of an fp32 run's from the same seed, both learning, and the checkpoint holds fp32
-// parameters (resumable and loadable in fp32). And train.step_products pins the CPU product path,
-// so that two runs repeat bit for bit.
+// parameters (resumable and loadable in fp32). And model.recurrent_products pins the CPU product
+// path, so that two runs repeat bit for bit.
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
@@ -63,13 +63,13 @@ TEST_F(PrecisionRun, Bf16EndsTheTinyConfigsFirstHundredStepsWithinFivePercentOfF
   std::cout << "loss of steps 81-100: fp32 " << last32 << ", bf16 " << last16 << "\n";
 }
 
-// With one product path pinned (train.step_products = kernel or gemm), two runs from the same
+// With one product path pinned (model.recurrent_products = kernel or gemm), two runs from the same
 // seed end with the same parameters to the last bit; "fastest" times the paths per process and
 // may pick differently from run to run.
 TEST_F(PrecisionRun, APinnedProductPathRepeatsBitForBit) {
   for (const char* path : {"kernel", "gemm"}) {
     const std::string args = std::string("--max-steps 3") + tts::test::kAtDefaults +
-                             " --set train.step_products=" + path;
+                             " --set model.recurrent_products=" + path;
     train(std::string("pinned_a_") + path, args);
     train(std::string("pinned_b_") + path, args);
     expect_same_parameters(std::string("pinned_a_") + path, std::string("pinned_b_") + path, 0.0);

@@ -7,7 +7,7 @@
 
 #include "tts/config/config.h"
 #include "tts/core/error.h"
-#include "tts/models/tacotron2/network.h"
+#include "tts/models/tacotron2/layers/network.h"
 #include "tts/train/r_schedule.h"
 
 namespace {

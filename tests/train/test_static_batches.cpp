@@ -9,7 +9,7 @@
 #include "tts/data/batch.h"
 #include "tts/dist/communicator.h"
 #include "tts/models/registry.h"
-#include "tts/models/tacotron2/family.h"
+#include "tts/models/tacotron2/training/family.h"
 #include "tts/train/cuda_graph_step.h"
 #include "tts/train/static_batches.h"
 
@@ -99,7 +99,7 @@ std::unique_ptr<tts::train::Family> family_of(const std::string& config_file,
   // bench's subject: the family without a store.
   return tts::models::family(config.model.kind)
       .bench(tts::train::FamilyContext{config, tts::dist::Placement{}, comm, "", "", {}},
-             tts::models::BenchShape{})
+             tts::train::BenchShape{})
       .family;
 }
 

@@ -29,4 +29,7 @@ std::vector<float> resample(const std::vector<float>& samples, int from_rate, in
 // refused. Throws tts::Error.
 void write_wav(const std::string& path, const std::vector<float>& samples, int sample_rate);
 
+// How many of `samples` write_wav clips: those whose 16-bit value would lie past full scale.
+size_t clipped_samples(const std::vector<float>& samples);
+
 }  // namespace tts::audio

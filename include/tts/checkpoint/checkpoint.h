@@ -120,15 +120,21 @@ config::Config checkpoint_config(const Checkpoint& checkpoint, const std::string
 // the phase in force there).
 data::Phase checkpoint_phase(const Checkpoint& checkpoint, const config::Config& config);
 
+// What a read of a checkpoint takes: everything (resuming, converting with the optimizer's state),
+// or the weights and settings alone (speaking, forward, gta: the optimizers' states, twice the
+// weights with Adam, are neither checked nor kept, and Checkpoint::optimizers stays empty).
+enum class CheckpointRead { kWhole, kWeights };
+
 // Reads one checkpoint file (a path, `.../latest`, a checkpoints directory or a run directory)
 // with the same data-only torch.save reader as NVIDIA's files (formats::read_torch_file): tensors
 // and plain values, anything else refused by name. Throws tts::Error naming the file when it is
 // missing, corrupt or holds something else.
-Checkpoint load_checkpoint(const std::string& path);
+Checkpoint load_checkpoint(const std::string& path, CheckpointRead read = CheckpointRead::kWhole);
 
 // The checkpoint in `root`, the value read from `file` (named in errors): what load_checkpoint
 // does after reading, for a caller that read the file itself (once) to tell what it holds.
-Checkpoint checkpoint_from_value(const formats::PickleValue& root, const std::string& file);
+Checkpoint checkpoint_from_value(const formats::PickleValue& root, const std::string& file,
+                                 CheckpointRead read = CheckpointRead::kWhole);
 
 // Removes from the checkpoints folder `dir` the temporaries of saves that were killed before
 // their rename (step_N.pt.tmp.<16 hex digits>, as fs.h's AtomicFile names them: regular files
@@ -141,6 +147,7 @@ std::vector<std::string> checkpoint_files(const std::string& path);
 
 // Loads the newest readable checkpoint under `path`; a corrupt newest one is reported (warning)
 // and the previous one is used. `loaded_from` receives the file used. Throws when none is readable.
-Checkpoint load_newest_checkpoint(const std::string& path, std::string* loaded_from = nullptr);
+Checkpoint load_newest_checkpoint(const std::string& path, std::string* loaded_from = nullptr,
+                                  CheckpointRead read = CheckpointRead::kWhole);
 
 }  // namespace tts::checkpoint

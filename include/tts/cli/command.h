@@ -4,6 +4,8 @@
 // exist are registered, so `--help` lists exactly what works.
 #pragma once
 
+#include <spdlog/common.h>
+
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <optional>
@@ -48,6 +50,8 @@ struct ConfigArgs {
 // the level when they know their config and their rank (ranks > 0 log warnings and errors only).
 void set_log_level_flag(std::optional<config::LogLevel> flag);
 void apply_log_level(const config::Config* config, int rank = 0, int world_size = 1);
+// The level that rule gives, for a layer below that sets up its logging itself (train::launch).
+spdlog::level::level_enum resolved_log_level(const config::Config* config);
 
 }  // namespace tts::cli
 

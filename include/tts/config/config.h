@@ -13,11 +13,12 @@
 #include "tts/config/logging_options.h"
 #include "tts/config/text_options.h"
 #include "tts/config/train_options.h"
-#include "tts/models/kinds.h"
+#include "tts/models/family_sections.h"
 
 namespace tts::config {
 
-// The family sections (models/kinds.h) are members by inheritance: config.hifigan, config.wavenet.
+// The family sections (models/family_sections.h) are members by inheritance: config.hifigan,
+// config.wavenet.
 struct Config : FamilySections {
   AudioOptions audio;
   TextOptions text;
@@ -39,8 +40,8 @@ struct Config : FamilySections {
     v.section("logging", logging);
   }
 
-  // Every section's rules, then the rules of the family model.kind names (models/kinds.h).
-  // Throws UsageError with the key path.
+  // Every section's rules, then the rules of the family model.kind names
+  // (models/family_sections.h). Throws UsageError with the key path.
   void validate() const;
 };
 

@@ -14,17 +14,6 @@ enum class Device { kAuto, kCpu, kCuda };
 TTS_CHOICE_NAMES(Device, {Device::kAuto, "auto"}, {Device::kCpu, "cpu"}, {Device::kCuda, "cuda"});
 enum class Precision { kFp32, kBf16 };
 TTS_CHOICE_NAMES(Precision, {Precision::kFp32, "fp32"}, {Precision::kBf16, "bf16"});
-// How the CPU's recurrent per-step products run (see train.step_products).
-enum class StepProducts { kKernel, kGemm, kFastest };
-TTS_CHOICE_NAMES(StepProducts, {StepProducts::kKernel, "kernel"}, {StepProducts::kGemm, "gemm"},
-                 {StepProducts::kFastest, "fastest"});
-// How Tacotron-2's decoder runs a step where the fused node applies (train.decoder_step): fused
-// where its kernels have been checked (the CPU; CUDA runs composed), fused_cuda also with its CUDA
-// kernels, which no GPU has run yet, or composed. The model resolves it once for its device
-// (tacotron2::decoder_step_for).
-enum class DecoderStep { kFused, kFusedCuda, kComposed };
-TTS_CHOICE_NAMES(DecoderStep, {DecoderStep::kFused, "fused"},
-                 {DecoderStep::kFusedCuda, "fused_cuda"}, {DecoderStep::kComposed, "composed"});
 enum class LrSchedule { kConstant, kExponential, kNoam, kStaircase, kPerEpoch };
 TTS_CHOICE_NAMES(LrSchedule, {LrSchedule::kConstant, "constant"},
                  {LrSchedule::kExponential, "exponential"}, {LrSchedule::kNoam, "noam"},
@@ -61,6 +50,9 @@ struct RScheduleRow {
 inline constexpr int kMaxBatchSize = 4096;
 // Micro-batches accumulated per update: 1 to 8 in practice.
 inline constexpr int kMaxAccumulate = 1024;
+// Most buckets train.length_buckets may ask for: a handful is the point; each shape is a graph
+// and its buffers.
+inline constexpr int kMaxLengthBuckets = 64;
 // Utterances synthesized at each validation: a handful, each up to model.max_decoder_steps.
 inline constexpr int kMaxValInferenceUtterances = 1000;
 
@@ -74,8 +66,6 @@ struct TrainOptions {
   Device device = Device::kAuto;
   Precision precision = Precision::kFp32;
   bool tf32 = false;
-  StepProducts step_products = StepProducts::kKernel;
-  DecoderStep decoder_step = DecoderStep::kFused;
   double learning_rate = 1e-3;
   LrSchedule lr_schedule = LrSchedule::kConstant;
   int64_t lr_decay_start = 50000;
@@ -124,18 +114,6 @@ struct TrainOptions {
     v("precision", precision,
       "fp32, or bf16: mixed precision by autocast (products and convolutions of the training "
       "forward in bf16; parameters, gradients, optimizer and losses in fp32); CPU and CUDA");
-    v("step_products", step_products,
-      "CPU: how the recurrent per-step products run: kernel (our small-batch kernel wherever it "
-      "applies, up to 128 rows, else the BLAS) or gemm (always the BLAS): one path, so runs, "
-      "ranks and resumed runs round alike; fastest (each shape timed once per process against "
-      "the BLAS: two processes may choose differently, so a resumed run or another rank may "
-      "round differently)");
-    v("decoder_step", decoder_step,
-      "the attention decoder's recurrent step as one autograd node (fused: its attention LSTM, "
-      "attention and decoder LSTM forward in one call and backward in one node, on the CPU; "
-      "CUDA runs composed), also on CUDA with its own kernels, which no GPU has run yet "
-      "(fused_cuda), or composed of the per-part nodes (composed: the same values to float "
-      "rounding); bf16 autocast always runs composed");
     v("tf32", tf32,
       "CUDA: fp32 matrix products and convolutions in TF32 on Ampere+ GPUs (faster, ~1e-3 "
       "relative error in the products); no effect on the CPU");

@@ -1,5 +1,5 @@
 // The x86 vector extensions this CPU (and its OS) offers, for the model's kernels that are chosen
-// at run time (attention_score.cpp, step_product.cpp). TTS_X86_KERNELS is 1 where those
+// at run time (attention_score.cpp, recurrent_product.cpp). TTS_X86_KERNELS is 1 where those
 // kernels are compiled (x86-64 with GCC or Clang: target attributes and intrinsics); elsewhere
 // their portable versions run. Like libtorch's own CPU kernels, they use no wider instructions
 // than ATEN_CPU_CAPABILITY allows when it is set (default: none of these; avx2: AVX2 + FMA;

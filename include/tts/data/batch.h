@@ -38,7 +38,7 @@ struct Batch {
   int64_t attention_pair_count = 0;
   // The same counts for the whole global batch (every rank's batch of this step), from the
   // sampler's plan, which every rank knows: the loss weighting needs no collective (Note [Exact
-  // global batch], models/tacotron2/forward.h). 0 outside a plan.
+  // global batch], models/tacotron2/training/teacher_forced.h). 0 outside a plan.
   int64_t global_real_frames = 0;
   int64_t global_attention_pairs = 0;
   // Static buffers only (static_batch.h): [4] int64 on the batch's device, real_frame_count,

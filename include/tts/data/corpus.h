@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,9 +43,15 @@ struct Corpus {
   int64_t inputs() const { return static_cast<int64_t>(entries.size() + problems.size()); }
 };
 
-// Reads the corpus in `dir` laid out as `options.corpus` says. Throws UsageError when `dir` is
-// not a corpus of that layout at all (naming what is missing and the layouts), never for one bad
-// utterance: those are problems.
+// The layout `dir` has, judged from its top folders: metadata.csv (LJSpeech), txt/ with wav48*/
+// (VCTK), SPEAKER/CHAPTER/ID.normalized.txt (LibriTTS); nullopt when none (a CSV corpus names
+// its own files). Looks at a few dozen entries, never reads a file.
+std::optional<config::CorpusLayout> layout_of(const std::string& dir);
+
+// Reads the corpus in `dir` laid out as `options.corpus` says; a folder that has another layout's
+// shape (layout_of) is refused naming that layout and the --corpus to add. Throws UsageError when
+// `dir` is not a corpus of that layout at all (naming what is missing and the layouts), never for
+// one bad utterance: those are problems.
 Corpus read_corpus(const config::DataOptions& options, const std::string& dir);
 
 // Why `name` cannot be a speaker's name, or "" when it can: the store writes it in tables and

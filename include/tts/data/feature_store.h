@@ -71,8 +71,18 @@ struct StoreSettings {
   std::string version;
   std::string phonemizer;  // "espeak-ng 1.51" for a store of phonemes; "" otherwise
   config::Config config;   // audio and text as recorded; other sections default
+  // The corpus it was made from (stores of older versions, and gta's, do not say).
+  std::optional<StoreSource> source;
 };
 StoreSettings read_store_settings(const std::string& dir);
+
+// The settings file of a mel written outside a store (STEM.yaml beside STEM.npy: the audio
+// section it was made with), which inference::mel_settings_of reads back.
+std::string mel_settings_path(const std::string& mel_path);
+void write_mel_settings(const std::string& mel_path, const config::Config& config);
+// Whether `path` is such a file (it starts with the line write_mel_settings writes first), not
+// any other YAML file that happens to sit beside a mel.
+bool is_mel_settings_file(const std::string& path);
 
 // One line per setting that differs between the store and the training config, each naming both
 // values and the fix, e.g. "features in FEATS were made with audio.n_fft=2048 (linear targets have
@@ -82,9 +92,10 @@ StoreSettings read_store_settings(const std::string& dir);
 // and its fields (log: log_floor; db: min_level_db, ref_level_db, signal_normalization, symmetric,
 // max_abs_value, allow_clipping), linear (needed by audio.linear or model.predict_linear),
 // text.symbol_set and text.cleaners. Empty when the store fits the config.
-std::vector<std::string> settings_mismatches(const config::Config& store,
-                                             const config::Config& config,
-                                             const std::string& store_dir);
+// `source`, the corpus the store records, makes the fixes runnable as they are (--input, --corpus).
+std::vector<std::string> settings_mismatches(
+    const config::Config& store, const config::Config& config, const std::string& store_dir,
+    const std::optional<StoreSource>& source = std::nullopt);
 
 // Reads one utterance list (metadata.tsv, train.tsv or val.tsv) of the store `dir`; paths become
 // absolute. Throws tts::Error naming the file and line of a malformed row.

@@ -20,11 +20,11 @@
 #include <string>
 #include <vector>
 
+#include "tts/config/train_options.h"
+
 namespace tts::data {
 
-// Most buckets a ladder may have: a handful is the point; each shape is a graph and its buffers.
-inline constexpr int kMaxLengthBuckets = 64;
-// Largest RUN/length_buckets.txt read: a ladder of kMaxLengthBuckets rows is far smaller.
+// Largest RUN/length_buckets.txt read: a ladder of config::kMaxLengthBuckets rows is far smaller.
 inline constexpr int64_t kMaxLengthBucketsFileBytes = 64 * 1024;
 // Largest frame multiple and boundary (text symbols or mel frames) a recorded ladder may hold: far
 // past any utterance (config::kMaxUtteranceFrames), far below an overflow.
@@ -46,7 +46,7 @@ struct LengthBuckets {
   std::string describe() const;
   // The ladder as the run folder records it (RUN/length_buckets.txt), and back. parse() throws
   // tts::Error naming `where`, the line and the fix on anything but a ladder that format() writes
-  // (bounded: kMaxLengthBuckets rows, values up to kMaxLengthBucketValue).
+  // (bounded: config::kMaxLengthBuckets rows, values up to kMaxLengthBucketValue).
   std::string format() const;
   static LengthBuckets parse(const std::string& text, const std::string& where);
   // parse() of the file `path`: a regular file inside its folder (a symlink is refused, fs.h) of
@@ -58,10 +58,10 @@ struct LengthBuckets {
   bool operator!=(const LengthBuckets& other) const { return !(*this == other); }
 };
 
-// The ladder of `count` buckets (1..kMaxLengthBuckets) for utterances of `text_lengths` symbols and
-// `frame_counts` mel frames (the same size, not empty, every length > 0), frame boundaries
-// multiples of `frame_multiple`. Quantiles that round to the same frame boundary merge, so the
-// ladder may have fewer than `count` buckets.
+// The ladder of `count` buckets (1..config::kMaxLengthBuckets) for utterances of `text_lengths`
+// symbols and `frame_counts` mel frames (the same size, not empty, every length > 0), frame
+// boundaries multiples of `frame_multiple`. Quantiles that round to the same frame boundary merge,
+// so the ladder may have fewer than `count` buckets.
 LengthBuckets make_length_buckets(const std::vector<int64_t>& text_lengths,
                                   const std::vector<int64_t>& frame_counts, int count,
                                   int64_t frame_multiple);

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,14 @@ struct StoreCounts {
   int64_t frames = 0;
   double hours = 0.0;
   int64_t resampled_files = 0;
+};
+
+// Where a store's utterances came from: the corpus folder (absolute) and its layout, recorded in
+// features.yaml so that the commands after training (gta, evaluate) and their fixes find the
+// corpus without being told again.
+struct StoreSource {
+  config::CorpusLayout layout = config::CorpusLayout::kLjspeech;
+  std::string folder;
 };
 
 struct Split {
@@ -111,7 +120,8 @@ std::string format_speakers_tsv(const std::vector<StoreSpeaker>& speakers);
 std::string format_errors_tsv(const std::vector<StoreError>& errors);
 
 // The text of features.yaml.
-std::string format_features_yaml(const config::Config& config, const StoreCounts& counts);
+std::string format_features_yaml(const config::Config& config, const StoreCounts& counts,
+                                 const std::optional<StoreSource>& source = std::nullopt);
 
 class StoreWriter {
  public:
@@ -135,7 +145,8 @@ class StoreWriter {
   void write_metadata(const std::vector<StoreRow>& rows, const Split& split,
                       const std::vector<StoreSpeaker>& speakers) const;
   void write_errors(const std::vector<StoreError>& errors) const;
-  void write_features_yaml(const config::Config& config, const StoreCounts& counts) const;
+  void write_features_yaml(const config::Config& config, const StoreCounts& counts,
+                           const std::optional<StoreSource>& source = std::nullopt) const;
 
   // Removes features.yaml and the tables, marking the store incomplete while it is rewritten.
   void remove_tables() const;

@@ -17,10 +17,12 @@ namespace tts::inference {
 // by which dimension is `n_mels`. Throws tts::Error naming the file when no dimension is.
 torch::Tensor read_mel_npy(const std::string& path, int64_t n_mels);
 
-// The settings `path`'s mels were made with, when it lies in a feature store (STORE/mels/ID.npy,
-// a gta output folder, or a folder with a features.yaml): that store's audio section, and the
-// store it came from in `store_dir`. nullopt for an .npy without settings (then the caller warns:
-// it cannot check).
+// The settings `path`'s mels were made with: those of the settings file beside it (STEM.yaml for
+// STEM.npy, data::mel_settings_path, which `synthesize` writes beside STEM.mel.npy; `store_dir`
+// then names that file), or, when it lies in a feature store (STORE/mels/ID.npy, a gta output
+// folder, or a folder with a features.yaml), that store's audio section, and the store in
+// `store_dir`. nullopt for an .npy without settings (then the caller warns: it cannot check).
+// Throws tts::Error for a settings file that does not load.
 std::optional<config::AudioOptions> mel_settings_of(const std::string& path,
                                                     std::string* store_dir = nullptr);
 

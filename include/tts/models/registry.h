@@ -3,8 +3,8 @@
 // roles after training (models/roles.h): vocoder, acoustic model, converters, forward. Each
 // family fills its FamilyEntry in its own folder (`entry()`); src/models/registry.cpp lists them,
 // one line each. Adding a model family is one folder, src/models/<kind>/ (with
-// include/tts/models/<kind>/), its name and config section in models/kinds.h, and one line in
-// registry.cpp.
+// include/tts/models/<kind>/), its name and config section in models/family_sections.h, and one
+// line in registry.cpp.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +18,7 @@
 #include "tts/config/config.h"
 #include "tts/models/roles.h"
 #include "tts/report/run_report.h"
+#include "tts/train/bench.h"
 #include "tts/train/family.h"
 
 namespace tts::models {
@@ -31,44 +32,12 @@ struct CheckpointSummary {
   std::vector<std::pair<std::string, std::string>> json_fields;
 };
 
-// The synthetic batch `tts-train bench` steps: `batch` utterances; a text-reading family's of
-// `text_len` symbols from a table of `symbols`; `frames` output mel frames each (0: the
-// family's own default: 600 for Tacotron-2, a vocoder's training window).
-struct BenchShape {
-  int64_t batch = 1;
-  int64_t text_len = 120;
-  int64_t frames = 0;
-  int64_t symbols = 148;
-};
-
-// What bench steps: a family without a store (no batch source, no validation) in `phase`, and one
-// synthetic batch on the rank's device, with what the bench reports of its size.
-struct BenchSubject {
-  std::unique_ptr<train::Family> family;
-  std::unique_ptr<train::FamilyBatch> batch;
-  data::Phase phase;
-  int64_t frames = 0;     // mel frames per utterance the step computes (padding to r included)
-  int64_t text_len = 0;   // symbols per utterance; 0 for a family without text input
-  int64_t samples = 0;    // waveform samples per utterance; 0 for a family without audio output
-  double step_gflop = 0;  // a training step's arithmetic counted from the shapes; 0: not counted
-  // The family's own fields of bench's JSON line, in order: a name and its value, quoted as a
-  // string when `text` (Tacotron-2's frames_per_step and step_products path).
-  struct Field {
-    std::string name;
-    std::string value;
-    bool text = false;
-  };
-  std::vector<Field> fields;
-};
-
-using BenchFactory = std::function<BenchSubject(const train::FamilyContext&, const BenchShape&)>;
-
 struct FamilyEntry {
   train::FamilyFactory make;
   std::function<CheckpointSummary(const checkpoint::Checkpoint&, const config::Config&)>
       summarize_checkpoint;
   // bench's subject; the context's data_dir, run_dir and initial_phase are unused.
-  BenchFactory bench;
+  train::BenchFactory bench;
   // Throws tts::Error when the config of checkpoint `source` asks for a network past the
   // family's ceilings, or for more weights than the `stored_values` tensor elements the file
   // holds; run before anything is built (config_of). Empty: nothing to check.
@@ -95,8 +64,10 @@ const FamilyEntry& family(config::ModelKind kind);
 config::Config config_of(const checkpoint::Checkpoint& checkpoint, const std::string& source);
 
 // The newest readable checkpoint at `path` (a file, RUN/checkpoints/latest, a checkpoints folder or
-// a run folder) with its config (config_of).
-TrainedCheckpoint read_trained(const std::string& path);
+// a run folder) with its config (config_of): by default the weights and settings only, what
+// speaking needs (checkpoint::CheckpointRead).
+TrainedCheckpoint read_trained(const std::string& path, checkpoint::CheckpointRead read =
+                                                            checkpoint::CheckpointRead::kWeights);
 
 // A trained vocoder from `path` on `device`, in eval mode. Throws UsageError for a checkpoint of a
 // family that does not vocode (naming where it goes instead), tts::Error for one that does not

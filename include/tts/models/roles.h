@@ -78,6 +78,11 @@ using VocoderLoader =
 // family's own rendering (Griffin-Lim).
 struct SynthesisRequest {
   std::vector<std::string> sentences;
+  // Sentence i's number in its messages and its output's name (N.wav in a folder): its line in a
+  // --text-file, so a blank line shifts nothing; empty: i + 1.
+  std::vector<size_t> numbers;
+  // Sentence i's number, as `numbers` says.
+  size_t number(size_t i) const { return numbers.empty() ? i + 1 : numbers.at(i); }
   std::string out;
   bool to_directory = false;
   Vocoder* vocoder = nullptr;
@@ -97,10 +102,11 @@ struct GtaRequest {
   std::string data_dir;    // the feature store (its config must fit the checkpoint's)
   std::string out_dir;     // DIR/ID.npy [n_mels, frames] float32, DIR/filelist.txt and, when
                            // the store keeps waveforms, a feature store (the family's gta says)
-  std::string wavs_dir;    // the corpus the store was made from, or empty: then the store must
-                           // keep waveforms and no filelist is made
-  // wavs_dir's layout (data.corpus); nullopt: the checkpoint's config's (its data.csv_* keys
-  // describe a CSV corpus either way).
+  std::string wavs_dir;    // the corpus the store was made from, or empty: then the store's
+                           // waveforms, else the corpus its features.yaml records; no
+                           // filelist is made without one
+  // wavs_dir's layout (data.corpus); nullopt: the layout the store records, else the
+  // checkpoint's config's (its data.csv_* keys describe a CSV corpus either way).
   std::optional<config::CorpusLayout> corpus;
   // The dropout the model keeps on in inference (Tacotron-2's prenet): true: each utterance's
   // masks from its own stream (the checkpoint's seed and step, its id), so that a rerun and any
@@ -147,7 +153,7 @@ struct Imported {
 // loader, a converter and `forward` select what they need by those prefixes
 // (checkpoint::tensors_with_prefix), and the peers' files hold the same tensors with the prefix
 // removed (jik876's g_ file is "generator." without it; r9y9's checkpoint and _ema are "wavenet."
-// and "ema."). Renaming a module of a family renames its checkpoint's tensors: the interop tests
+// and "ema."). Renaming a module of a family renames its checkpoint's tensors: the conversion tests
 // catch it.
 
 // One foreign format a family reads (`convert --from FORMAT`) and writes (`--to FORMAT`).
@@ -157,6 +163,8 @@ struct Converter {
   std::string export_help;  // what --to FORMAT writes
   bool takes_companion = false;
   bool takes_hparams = false;
+  // Whether --to FORMAT writes a folder of several files (--out names the folder) rather than one.
+  bool exports_folder = false;
   std::function<Imported(const ConvertRequest&)> import_file;
   // Writes `trained` (already checked to be of the converter's family) to `out`; returns the line
   // to log (empty: it logged what it wrote itself).

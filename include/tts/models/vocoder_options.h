@@ -2,10 +2,10 @@
 //
 // Note [Hop = product of the upsampling]: a vocoder turns each mel frame into audio.hop_length
 // samples, so its upsampling stages (hifigan.upsample_rates, wavenet.upsample_scales) multiply to
-// the hop. The generators rely on it to give frames * hop samples (models/hifigan/generator.h,
-// models/wavenet/network.h); the training windows (models/window_batches.h) cut whole frames of
-// mel beside frames * hop samples of waveform; and `vocode` checks a mel's settings against the
-// vocoder's through the hop it was trained on.
+// the hop. The generators rely on it to give frames * hop samples
+// (models/hifigan/layers/generator.h, models/wavenet/layers/network.h); the training windows
+// (models/window_batches.h) cut whole frames of mel beside frames * hop samples of waveform; and
+// `vocode` checks a mel's settings against the vocoder's through the hop it was trained on.
 #pragma once
 
 #include <vector>

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tts/data/feature_store.h"
 #include "tts/data/segments.h"
 #include "tts/models/registry.h"
 #include "tts/train/family.h"
@@ -61,10 +62,41 @@ class WindowSource final : public train::BatchSource {
   torch::Device device_;
 };
 
+// What every vocoder family is as a train::Family besides its network and its step: the run's
+// context, its store (none for bench), the warning of a store without validation utterances, and
+// the phase's batches of training windows (with each window's speaker row when the family keeps a
+// speaker table). A family derives from it, builds its model and fills optimizers_.
+class WindowFamily : public train::Family {
+ public:
+  std::vector<train::OptimizerSlot>& optimizers() override { return optimizers_; }
+  void set_phase(const data::Phase& phase) override;
+  train::BatchSource& train_batches() override;
+
+ protected:
+  // `name` names the family in its messages ("hifigan").
+  WindowFamily(const train::FamilyContext& context, std::optional<data::FeatureStore> store,
+               data::SegmentSpec spec, std::string name);
+
+  const config::Config& config_;
+  torch::Device device_;
+  dist::Communicator& comm_;
+  std::string run_dir_;
+  std::optional<data::FeatureStore> store_;
+  data::SegmentSpec spec_;
+  std::vector<std::string> speakers_;  // the rows windows carry; empty: no speaker rows
+  std::vector<train::OptimizerSlot> optimizers_;
+
+ private:
+  bool pin_memory_;
+  std::string name_;
+  std::unique_ptr<WindowSource> train_;
+};
+
 // A vocoder family's bench subject: `family` (built without a store) in a phase of shape.batch,
 // stepping `batch` synthetic windows of `spec`'s size (shape.frames mel frames when given) on
 // `device`: mels drawn from N(0, 1), audio uniform in [-0.5, 0.5).
-BenchSubject window_bench(std::unique_ptr<train::Family> family, data::SegmentSpec spec,
-                          const BenchShape& shape, int64_t n_mels, const torch::Device& device);
+train::BenchSubject window_bench(std::unique_ptr<train::Family> family, data::SegmentSpec spec,
+                                 const train::BenchShape& shape, int64_t n_mels,
+                                 const torch::Device& device);
 
 }  // namespace tts::models

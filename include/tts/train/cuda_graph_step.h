@@ -61,7 +61,7 @@ class Step;
 
 // Eager iterations of a shape before its capture.
 inline constexpr int kGraphWarmupSteps = 3;
-// Shapes a run may capture: a bucket ladder's (at most data::kMaxLengthBuckets) times the batch
+// Shapes a run may capture: a bucket ladder's (at most config::kMaxLengthBuckets) times the batch
 // sizes the sampler cuts (a phase's batch_size and one less), and r_schedule's phases.
 inline constexpr int kMaxGraphShapes = 256;
 

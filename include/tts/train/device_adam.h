@@ -47,6 +47,13 @@ namespace tts::train {
 // gradient are left out; with none, the norm is 0 (a float CPU scalar).
 torch::Tensor clip_grad_norm(const std::vector<torch::Tensor>& parameters, double max_norm);
 
+// Per parameter, where a DeviceAdam step writes its candidate weight, moments and denominator
+// before they are kept or not: allocated once (a fresh tensor of a large model's size each step
+// costs its pages again).
+struct AdamScratch {
+  torch::Tensor p, exp_avg, exp_avg_sq, max_exp_avg_sq, denom;
+};
+
 class DeviceAdam {
  public:
   // `optimizer`: a torch::optim::Adam or AdamW with one or more groups (refused otherwise). Its
@@ -74,6 +81,11 @@ class DeviceAdam {
   void write_back();
 
  private:
+  // The step counts on the device at the first step (what the host states hold), and which
+  // parameters take part in this one.
+  void prepare_counts(const std::vector<torch::Tensor>& parameters,
+                      const std::vector<bool>& taking_part);
+
   torch::optim::Optimizer& optimizer_;
   bool adamw_ = false;
   std::vector<torch::Tensor> parameters_;
@@ -83,13 +95,7 @@ class DeviceAdam {
   torch::Tensor steps_, next_steps_, steps_buffer_, next_buffer_;
   torch::Tensor taking_part_;  // float64 [n]: 1 for a parameter with a gradient this step
   std::vector<bool> taking_part_host_;
-  // Per parameter, where a step writes its candidate weight, moments and denominator before they
-  // are kept or not: allocated once (a fresh tensor of a large model's size each step costs its
-  // pages again).
-  struct Scratch {
-    torch::Tensor p, exp_avg, exp_avg_sq, max_exp_avg_sq, denom;
-  };
-  std::vector<Scratch> scratch_;
+  std::vector<AdamScratch> scratch_;
 };
 
 }  // namespace tts::train

@@ -12,7 +12,8 @@
 //     after the step's checkpoint;
 //   - a warm start from another checkpoint (its own, or its reference implementation's);
 //   - the input symbols its checkpoints record, when it reads text.
-// How a trained model of the family is loaded for inference lives in inference/.
+// What a trained model of the family does after training (speak, vocode, convert, run forward) is
+// not training's: its roles, models/roles.h, reached through its registration (models/registry.h).
 #pragma once
 
 #include <torch/types.h>

@@ -1,14 +1,14 @@
 // How a run's arithmetic runs, from the train section of the config: TF32 on CUDA (train.tf32) and
 // the precision of the training forward (train.precision). Resolved once by the trainer core (and
 // bench) with the rank's placement; each family's forward honours train.precision through
-// AutocastScope, and a family that cannot is refused at config time (models/kinds.h).
+// AutocastScope, and a family that cannot is refused at config time (models/family_sections.h).
 //
 // train.precision = bf16 is mixed precision by autocast, as torch.autocast(dtype=bfloat16) in
 // PyTorch: parameters, gradients, the optimizer and its state, and the losses stay fp32; during the
 // forward the ops on autocast's lists (matrix products, convolutions) run in bf16, with their
 // inputs cast on the fly (each parameter once per forward), and a family's own autograd nodes
-// choose their dtypes explicitly (Tacotron-2's: src/models/tacotron2/autocast.h). bf16 has fp32's
-// exponent range, so no loss scaling is needed. Free-running inference runs in fp32.
+// choose their dtypes explicitly (Tacotron-2's: src/models/tacotron2/kernels/autocast.h). bf16 has
+// fp32's exponent range, so no loss scaling is needed. Free-running inference runs in fp32.
 #pragma once
 
 #include <torch/types.h>

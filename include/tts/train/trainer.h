@@ -3,6 +3,8 @@
 // samples and checkpoints.
 #pragma once
 
+#include <torch/types.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -31,6 +33,11 @@ struct TrainArgs {
 // `placement` is the one resolve_placement made `comm` with.
 int train(const config::Config& config, const TrainArgs& args, dist::Communicator& comm,
           const dist::Placement& placement, const FamilyFactory& make_family);
+
+// What every process that steps a family sets first, training or bench: the seed of
+// initialization and dropout (train.seed), TF32 (train.tf32), and whether train.precision runs on
+// `device` (refused with the reason where not).
+void start_process(const config::Config& config, const torch::Device& device);
 
 // Installs SIGINT/SIGTERM handlers that ask the training loop to stop after the current step.
 void install_stop_handlers();

@@ -1,8 +1,8 @@
 // What HiFi-GAN registers (models/registry.h): training, bench and inspect, and its roles after
 // training: vocoder, jik876's files, forward.
-#include "tts/models/hifigan/family.h"
-#include "tts/models/hifigan/parameter_count.h"
-#include "tts/models/parameter_budget.h"
+#include "tts/models/hifigan/layers/parameter_count.h"
+#include "tts/models/hifigan/training/family.h"
+#include "tts/models/vocoder_entry.h"
 #include "tts/models/vocoder_validation.h"
 #include "tts/report/metric_names.h"
 
@@ -29,20 +29,10 @@ report::RunContents run_contents() {
 }  // namespace
 
 models::FamilyEntry entry() {
-  models::FamilyEntry entry;
-  entry.make = make_family;
-  entry.summarize_checkpoint = summarize_checkpoint;
-  entry.bench = make_bench;
-  // The networks' size from the config, against the budget and the weights the file holds.
-  entry.check_size = [](const config::Config& config, int64_t stored_values,
-                        const std::string& source) {
-    models::require_checkpoint_holds(parameter_count(config), stored_values, source, kSizingKeys);
-  };
-  entry.load_vocoder = load_vocoder;
-  entry.converters = {jik876_converter()};
-  entry.forward = forward_role();
-  entry.report = run_contents();
-  return entry;
+  return models::vocoder_entry(
+      {make_family, summarize_checkpoint, make_bench,
+       [](const config::Config& config) { return parameter_count(config); }, kSizingKeys,
+       load_vocoder, jik876_converter(), forward_role(), run_contents()});
 }
 
 }  // namespace tts::hifigan

@@ -1,9 +1,9 @@
 // What Tacotron-2 registers (models/registry.h): training, bench and inspect, its ceilings, and
 // its roles after training: acoustic model, NVIDIA's files, forward.
-#include "tts/models/tacotron2/family.h"
-#include "tts/models/tacotron2/gta.h"
-#include "tts/models/tacotron2/network.h"
-#include "tts/models/tacotron2/synthesize.h"
+#include "tts/models/tacotron2/layers/network.h"
+#include "tts/models/tacotron2/speaking/gta.h"
+#include "tts/models/tacotron2/speaking/synthesize.h"
+#include "tts/models/tacotron2/training/family.h"
 #include "tts/report/metric_names.h"
 #include "tts/text/symbols.h"
 

@@ -1,31 +1,29 @@
 // What WaveNet registers (models/registry.h): training, bench and inspect, and its roles after
 // training: vocoder, r9y9's files, forward.
-#include "tts/models/parameter_budget.h"
+#include "tts/models/vocoder_entry.h"
 #include "tts/models/vocoder_validation.h"
-#include "tts/models/wavenet/family.h"
-#include "tts/models/wavenet/parameter_count.h"
+#include "tts/models/wavenet/layers/parameter_count.h"
+#include "tts/models/wavenet/training/family.h"
 
 namespace tts::wavenet {
+namespace {
+
+// One optimizer on r9y9's mixture negative log-likelihood, validated on held-out windows.
+report::RunContents run_contents() {
+  report::RunContents contents = models::vocoder_run_contents("WaveNet");
+  contents.loss = "training loss (mixture NLL per sample)";
+  contents.validation_loss = "validation NLL per sample";
+  contents.optimizers = {"model"};
+  return contents;
+}
+
+}  // namespace
 
 models::FamilyEntry entry() {
-  models::FamilyEntry entry;
-  entry.make = make_family;
-  entry.summarize_checkpoint = summarize_checkpoint;
-  entry.bench = make_bench;
-  // The networks' size from the config, against the budget and the weights the file holds.
-  entry.check_size = [](const config::Config& config, int64_t stored_values,
-                        const std::string& source) {
-    models::require_checkpoint_holds(parameter_count(config), stored_values, source, kSizingKeys);
-  };
-  entry.load_vocoder = load_vocoder;
-  entry.converters = {r9y9_converter()};
-  entry.forward = forward_role();
-  // One optimizer on r9y9's mixture negative log-likelihood, validated on held-out windows.
-  entry.report = models::vocoder_run_contents("WaveNet");
-  entry.report.loss = "training loss (mixture NLL per sample)";
-  entry.report.validation_loss = "validation NLL per sample";
-  entry.report.optimizers = {"model"};
-  return entry;
+  return models::vocoder_entry(
+      {make_family, summarize_checkpoint, make_bench,
+       [](const config::Config& config) { return parameter_count(config); }, kSizingKeys,
+       load_vocoder, r9y9_converter(), forward_role(), run_contents()});
 }
 
 }  // namespace tts::wavenet

@@ -11,8 +11,8 @@
 #include "tts/core/error.h"
 #include "tts/formats/npy.h"
 #include "tts/formats/torch_file.h"
-#include "tts/models/hifigan/generator.h"
-#include "tts/models/hifigan/interop.h"
+#include "tts/models/hifigan/conversion/jik876.h"
+#include "tts/models/hifigan/layers/generator.h"
 
 namespace fs = std::filesystem;
 using namespace tts::hifigan;

@@ -6,10 +6,10 @@
 #include <torch/torch.h>
 
 #include "../../support/hifigan_fixture.h"
-#include "tts/models/hifigan/discriminators.h"
-#include "tts/models/hifigan/generator.h"
-#include "tts/models/hifigan/losses.h"
-#include "tts/models/hifigan/mel_loss.h"
+#include "tts/models/hifigan/layers/discriminators.h"
+#include "tts/models/hifigan/layers/generator.h"
+#include "tts/models/hifigan/training/losses.h"
+#include "tts/models/hifigan/training/mel_loss.h"
 
 using namespace tts::hifigan;
 using tts::test::hifigan::fill_from_formula;

@@ -1,5 +1,6 @@
 // The NVIDIA/tacotron2 reference (tests/data/nvidia_tacotron2_tiny, see tests/data/README.md):
-// paths, its config and its arrays as tensors, shared by the NVIDIA interoperation tests.
+// paths, its config and its arrays as tensors, shared by the tests of the conversion of NVIDIA's
+// files.
 #pragma once
 
 #include <torch/torch.h>

@@ -3,8 +3,8 @@
 
 #include "tts/core/error.h"
 #include "tts/core/frames.h"
-#include "tts/models/tacotron2/alignment_metrics.h"
-#include "tts/models/tacotron2/network.h"
+#include "tts/models/tacotron2/layers/network.h"
+#include "tts/models/tacotron2/training/alignment_metrics.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // The fused decoder step (decoder_step.h) against the same step composed of the per-part nodes
-// (step_linear, lstm_cell_pointwise, attention_weights, conv1d, bmm, cat), as the decoder ran it
-// before: values and every gradient over several chained steps.
+// (recurrent_linear, lstm_cell_pointwise, attention_weights, conv1d, bmm, cat), as the decoder ran
+// it before: values and every gradient over several chained steps.
 #include <gtest/gtest.h>
 #include <torch/cuda.h>
 #include <torch/torch.h>
@@ -11,17 +11,17 @@
 #include <vector>
 
 #include "tts/core/error.h"
-#include "tts/models/tacotron2/attention.h"
-#include "tts/models/tacotron2/decoder.h"
-#include "tts/models/tacotron2/decoder_step.h"
-#include "tts/models/tacotron2/layers.h"
+#include "tts/models/tacotron2/kernels/decoder_step.h"
+#include "tts/models/tacotron2/layers/attention.h"
+#include "tts/models/tacotron2/layers/decoder.h"
+#include "tts/models/tacotron2/layers/layers.h"
 
 namespace {
 
 using tts::tacotron2::DecoderState;
+using tts::tacotron2::RecurrentProductPath;
+using tts::tacotron2::RecurrentWeight;
 using tts::tacotron2::StepConstantGradients;
-using tts::tacotron2::StepProductPath;
-using tts::tacotron2::StepWeight;
 
 // The sizes of a test: small by default; the CUDA test adds one large enough for every loop and
 // reduction of the kernels to take more than one pass.
@@ -120,17 +120,17 @@ torch::Tensor composed_step(const tts::tacotron2::detail::DecoderStepConstants& 
                             const torch::Tensor& decoder_mask, DecoderState& s) {
   using namespace tts::tacotron2;
   torch::Tensor attention_gates =
-      step_linear(*k.attention_weight, input_gates, torch::cat({s.context, s.attention_h}, 1));
+      recurrent_linear(*k.attention_weight, input_gates, torch::cat({s.context, s.attention_h}, 1));
   std::tie(s.attention_h, s.attention_c) =
       lstm_cell_pointwise(attention_gates, s.attention_c, attention_mask);
-  torch::Tensor query = step_linear(*k.query_weight, {}, s.attention_h);
+  torch::Tensor query = recurrent_linear(*k.query_weight, {}, s.attention_h);
   torch::Tensor location = torch::conv1d(s.weights_and_cumulative, k.location, {}, 1, k.padding);
   torch::Tensor weights = attention_weights(location, k.processed_memory, query, k.v, k.mask);
   s.context = torch::bmm(weights, k.memory).squeeze(1);
   s.weights_and_cumulative =
       torch::cat({weights, s.weights_and_cumulative.narrow(1, 1, 1) + weights}, 1);
-  torch::Tensor decoder_gates = step_linear(*k.decoder_weight, k.decoder_bias,
-                                            torch::cat({s.attention_h, s.context, s.decoder_h}, 1));
+  torch::Tensor decoder_gates = recurrent_linear(
+      *k.decoder_weight, k.decoder_bias, torch::cat({s.attention_h, s.context, s.decoder_h}, 1));
   std::tie(s.decoder_h, s.decoder_c) =
       lstm_cell_pointwise(decoder_gates, s.decoder_c, decoder_mask);
   return weights;
@@ -143,11 +143,11 @@ struct StepsRun {
 
 // fused: the fused node, else the composed step; shared: the constants' gradients summed by the
 // steps (share_step_constants), as the decoder runs them.
-StepsRun run(const Leaves& l, bool fused, StepProductPath path, bool shared = false) {
+StepsRun run(const Leaves& l, bool fused, RecurrentProductPath path, bool shared = false) {
   using namespace tts::tacotron2;
-  StepWeight attention = make_step_weight(path, l.attention_context_w, l.attention_hidden_w);
-  StepWeight query = make_step_weight(path, l.query_w);
-  StepWeight decoder = make_step_weight(path, l.decoder_w);
+  RecurrentWeight attention = make_step_weight(path, l.attention_context_w, l.attention_hidden_w);
+  RecurrentWeight query = make_step_weight(path, l.query_w);
+  RecurrentWeight decoder = make_step_weight(path, l.decoder_w);
   torch::Tensor memory = l.memory, processed = l.processed, location = l.location, v = l.v,
                 bias = l.decoder_bias;
   StepConstantGradients sums;
@@ -185,8 +185,8 @@ StepsRun run(const Leaves& l, bool fused, StepProductPath path, bool shared = fa
   return out;
 }
 
-class FusedDecoderStep : public ::testing::TestWithParam<std::tuple<bool, StepProductPath, bool>> {
-};
+class FusedDecoderStep
+    : public ::testing::TestWithParam<std::tuple<bool, RecurrentProductPath, bool>> {};
 
 TEST_P(FusedDecoderStep, MatchesTheComposedStepInDoubleValuesAndEveryGradient) {
   const auto [dropout, path, shared] = GetParam();
@@ -219,16 +219,16 @@ TEST_P(FusedDecoderStep, MatchesTheComposedStepInDoubleValuesAndEveryGradient) {
 
 INSTANTIATE_TEST_SUITE_P(DropoutProductsAndSharedConstants, FusedDecoderStep,
                          ::testing::Combine(::testing::Bool(),
-                                            ::testing::Values(StepProductPath::kKernel,
-                                                              StepProductPath::kGemm),
+                                            ::testing::Values(RecurrentProductPath::kKernel,
+                                                              RecurrentProductPath::kGemm),
                                             ::testing::Bool()));
 
 // The composed step on shared constants (a step the fused node does not take, as a decoder
 // under another dtype would run it): the constants' node passes their gradients on.
 TEST(FusedDecoderStepShared, ComposedStepsOnSharedConstantsGetTheSameGradients) {
   const Leaves l = make_leaves(torch::kDouble, true);
-  const StepsRun shared = run(l, false, StepProductPath::kKernel, true);
-  const StepsRun plain = run(l, false, StepProductPath::kKernel);
+  const StepsRun shared = run(l, false, RecurrentProductPath::kKernel, true);
+  const StepsRun plain = run(l, false, RecurrentProductPath::kKernel);
   for (size_t i = 0; i < shared.grads.size(); ++i) {
     EXPECT_TRUE(torch::allclose(shared.grads[i], plain.grads[i], 1e-12, 1e-13)) << i;
   }
@@ -236,8 +236,8 @@ TEST(FusedDecoderStepShared, ComposedStepsOnSharedConstantsGetTheSameGradients) 
 
 TEST(FusedDecoderStepFloat, MatchesTheComposedStepWithinFloatRounding) {
   const Leaves l = make_leaves(torch::kFloat, true);
-  const StepsRun fused = run(l, true, StepProductPath::kKernel);
-  const StepsRun composed = run(l, false, StepProductPath::kKernel);
+  const StepsRun fused = run(l, true, RecurrentProductPath::kKernel);
+  const StepsRun composed = run(l, false, RecurrentProductPath::kKernel);
   for (size_t i = 0; i < fused.values.size(); ++i) {
     EXPECT_TRUE(torch::allclose(fused.values[i], composed.values[i], 1e-5, 1e-6)) << i;
   }
@@ -260,9 +260,9 @@ TEST(CudaPaths, FusedDecoderStepMatchesTheCpu) {
     for (torch::Dtype dtype : {torch::kDouble, torch::kFloat}) {
       const bool is_double = dtype == torch::kDouble;
       const StepsRun cpu =
-          run(make_leaves(dtype, true, cpu_device, dims), true, StepProductPath::kGemm, true);
+          run(make_leaves(dtype, true, cpu_device, dims), true, RecurrentProductPath::kGemm, true);
       const StepsRun gpu =
-          run(make_leaves(dtype, true, cuda, dims), true, StepProductPath::kGemm, true);
+          run(make_leaves(dtype, true, cuda, dims), true, RecurrentProductPath::kGemm, true);
       ASSERT_EQ(cpu.values.size(), gpu.values.size());
       for (size_t i = 0; i < cpu.values.size(); ++i) {
         EXPECT_TRUE(torch::allclose(cpu.values[i], gpu.values[i].cpu(), is_double ? 1e-11 : 1e-5,
@@ -283,10 +283,10 @@ TEST(CudaPaths, FusedDecoderStepMatchesTheCpu) {
 TEST(FusedDecoderStepApplies, OnlyToCpuTensorsOfOneFloatingTypeAndTheDecodersMaskShape) {
   using namespace tts::tacotron2;
   const Leaves l = make_leaves(torch::kFloat, false);
-  StepWeight attention =
-      make_step_weight(StepProductPath::kKernel, l.attention_context_w, l.attention_hidden_w);
-  StepWeight query = make_step_weight(StepProductPath::kKernel, l.query_w);
-  StepWeight decoder = make_step_weight(StepProductPath::kKernel, l.decoder_w);
+  RecurrentWeight attention =
+      make_step_weight(RecurrentProductPath::kKernel, l.attention_context_w, l.attention_hidden_w);
+  RecurrentWeight query = make_step_weight(RecurrentProductPath::kKernel, l.query_w);
+  RecurrentWeight decoder = make_step_weight(RecurrentProductPath::kKernel, l.decoder_w);
   tts::tacotron2::detail::DecoderStepConstants k{l.memory, l.processed,      l.mask,     l.location,
                                                  l.v,      l.decoder_bias,   &attention, &query,
                                                  &decoder, l.dims.kernel / 2};
@@ -307,7 +307,7 @@ TEST(FusedDecoderStepApplies, OnlyToCpuTensorsOfOneFloatingTypeAndTheDecodersMas
       k, l.input_gates[0].to(torch::kBFloat16), {}, {}, s));
 }
 
-// train.decoder_step is resolved once per model for its device: fused is the fused node on the
+// model.decoder_step is resolved once per model for its device: fused is the fused node on the
 // CPU and composed on CUDA (whose fused kernels have not run on a GPU yet), fused_cuda the fused
 // node everywhere, composed as asked; a decoder refuses an unresolved fused_cuda.
 TEST(DecoderStepFor, FusedIsTheNodeOnTheCpuAndFusedCudaAlsoOnCuda) {
@@ -320,7 +320,7 @@ TEST(DecoderStepFor, FusedIsTheNodeOnTheCpuAndFusedCudaAlsoOnCuda) {
   EXPECT_EQ(decoder_step_for(DecoderStep::kFusedCuda, cuda), DecoderStep::kFused);
   EXPECT_EQ(decoder_step_for(DecoderStep::kComposed, cpu), DecoderStep::kComposed);
   EXPECT_EQ(decoder_step_for(DecoderStep::kComposed, cuda), DecoderStep::kComposed);
-  EXPECT_EQ(tts::config::TrainOptions{}.decoder_step, DecoderStep::kFused);
+  EXPECT_EQ(tts::config::Tacotron2Options{}.decoder_step, DecoderStep::kFused);
   tts::tacotron2::Decoder decoder(tts::config::ModelOptions{}, 80);
   EXPECT_THROW(decoder->set_decoder_step(DecoderStep::kFusedCuda), tts::Error);
 }

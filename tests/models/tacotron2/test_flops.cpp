@@ -1,7 +1,7 @@
 // The FLOP count of a training step, from the model's shapes.
 #include <gtest/gtest.h>
 
-#include "tts/models/tacotron2/flops.h"
+#include "tts/models/tacotron2/training/flops.h"
 #include "tts/train/precision.h"
 
 using tts::config::ModelOptions;

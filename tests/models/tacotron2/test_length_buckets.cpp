@@ -11,8 +11,8 @@
 #include "tts/data/batch.h"
 #include "tts/dist/communicator.h"
 #include "tts/models/keyed_dropout.h"
-#include "tts/models/tacotron2/forward.h"
-#include "tts/models/tacotron2/network.h"
+#include "tts/models/tacotron2/layers/network.h"
+#include "tts/models/tacotron2/training/teacher_forced.h"
 
 namespace {
 

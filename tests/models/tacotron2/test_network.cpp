@@ -12,9 +12,9 @@
 #include "tts/config/config.h"
 #include "tts/core/cpu_features.h"
 #include "tts/models/keyed_dropout.h"
-#include "tts/models/tacotron2/layers.h"
-#include "tts/models/tacotron2/loss.h"
-#include "tts/models/tacotron2/network.h"
+#include "tts/models/tacotron2/layers/layers.h"
+#include "tts/models/tacotron2/layers/network.h"
+#include "tts/models/tacotron2/training/loss.h"
 #include "tts/train/family.h"
 
 namespace {
@@ -208,7 +208,7 @@ TEST(Modules, ShapesThroughEachModule) {
   EXPECT_EQ(location.sizes(), (std::vector<int64_t>{10, 2, 7}));
   torch::Tensor mask = tts::tacotron2::padding_mask(lengths, 6).unsqueeze(1);
   auto [context, weights] = attention->step(
-      attention->query_weight(tts::tacotron2::StepProductPath::kKernel), torch::randn({2, 20}),
+      attention->query_weight(tts::tacotron2::RecurrentProductPath::kKernel), torch::randn({2, 20}),
       processed, memory, torch::rand({2, 2, 6}), location, mask);
   EXPECT_EQ(context.sizes(), (std::vector<int64_t>{2, 16}));
   EXPECT_EQ(weights.sizes(), (std::vector<int64_t>{2, 1, 6}));
@@ -600,15 +600,15 @@ TEST(LSTMCellPointwise, MatchesComposedOpsForwardAndBackward) {
   }
 }
 
-// A weight shared by several steps (as the decoder's LSTM weights): step_linear's values and the
-// gradients of the parameters, the bases and the inputs match torch::addmm's, also through a
+// A weight shared by several steps (as the decoder's LSTM weights): recurrent_linear's values and
+// the gradients of the parameters, the bases and the inputs match torch::addmm's, also through a
 // second backward of a retained graph; with a small batch and one over 128 (always the GEMM), by
 // each way of computing the per-step products; with more steps than one weight-gradient buffer
 // holds (kGradientRows rows), so that the buffer is flushed during the backward.
-class StepLinearTest
-    : public ::testing::TestWithParam<std::tuple<int64_t, tts::tacotron2::StepProductPath>> {};
+class RecurrentLinearTest
+    : public ::testing::TestWithParam<std::tuple<int64_t, tts::tacotron2::RecurrentProductPath>> {};
 
-TEST_P(StepLinearTest, MatchesAddmmOverSeveralStepsForwardAndBackward) {
+TEST_P(RecurrentLinearTest, MatchesAddmmOverSeveralStepsForwardAndBackward) {
   torch::manual_seed(22);
   auto [batch, path] = GetParam();
   // Steps enough to fill the gradient buffer more than once: 2 of the 3 products per step use
@@ -626,7 +626,7 @@ TEST_P(StepLinearTest, MatchesAddmmOverSeveralStepsForwardAndBackward) {
 
   auto run = [&](bool fused) {
     torch::Tensor x = x0, total = torch::zeros({}, torch::kDouble);
-    tts::tacotron2::StepWeight pair, one;
+    tts::tacotron2::RecurrentWeight pair, one;
     if (fused) {
       pair = tts::tacotron2::make_step_weight(path, first, second);
       one = tts::tacotron2::make_step_weight(path, single);
@@ -634,11 +634,12 @@ TEST_P(StepLinearTest, MatchesAddmmOverSeveralStepsForwardAndBackward) {
     torch::Tensor weight = torch::cat({first, second}, 1);
     for (int64_t t = 0; t < steps; ++t) {
       // Bases of every kind: [B, out], [out], none.
-      torch::Tensor a = fused ? tts::tacotron2::step_linear(pair, gates[t], x)
+      torch::Tensor a = fused ? tts::tacotron2::recurrent_linear(pair, gates[t], x)
                               : torch::addmm(gates[t], x, weight.t());
-      torch::Tensor b = fused ? tts::tacotron2::step_linear(pair, bias, torch::tanh(a))
+      torch::Tensor b = fused ? tts::tacotron2::recurrent_linear(pair, bias, torch::tanh(a))
                               : torch::addmm(bias, torch::tanh(a), weight.t());
-      torch::Tensor c = fused ? tts::tacotron2::step_linear(one, {}, b) : torch::mm(b, single.t());
+      torch::Tensor c =
+          fused ? tts::tacotron2::recurrent_linear(one, {}, b) : torch::mm(b, single.t());
       x = torch::tanh(c);
       total = total + (x * x).sum() * (t + 1);
     }
@@ -659,11 +660,11 @@ TEST_P(StepLinearTest, MatchesAddmmOverSeveralStepsForwardAndBackward) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    BatchAndPath, StepLinearTest,
+    BatchAndPath, RecurrentLinearTest,
     ::testing::Combine(::testing::Values(2, 130),
-                       ::testing::Values(tts::tacotron2::StepProductPath::kFastest,
-                                         tts::tacotron2::StepProductPath::kKernel,
-                                         tts::tacotron2::StepProductPath::kGemm)));
+                       ::testing::Values(tts::tacotron2::RecurrentProductPath::kFastest,
+                                         tts::tacotron2::RecurrentProductPath::kKernel,
+                                         tts::tacotron2::RecurrentProductPath::kGemm)));
 
 namespace {
 
@@ -681,14 +682,14 @@ torch::Tensor composed_attention(const torch::Tensor& location, const torch::Ten
 // shapes that leave every remainder: 1-9 and 17 rows, columns beyond a multiple of 16 and beyond
 // one parallel chunk (2048), inner sizes beyond a multiple of the 16-row block; values and the
 // input's gradient against torch::addmm in double.
-class StepProductIsa : public ::testing::TestWithParam<tts::tacotron2::StepKernelIsa> {
+class RecurrentProductIsa : public ::testing::TestWithParam<tts::tacotron2::StepKernelIsa> {
  protected:
   void TearDown() override {
     tts::tacotron2::set_step_kernel_isa(tts::tacotron2::StepKernelIsa::kBest);
   }
 };
 
-TEST_P(StepProductIsa, FloatKernelMatchesAddmmAtShapesWithEveryRemainder) {
+TEST_P(RecurrentProductIsa, FloatKernelMatchesAddmmAtShapesWithEveryRemainder) {
   torch::manual_seed(23);
   tts::tacotron2::set_step_kernel_isa(GetParam());
   for (int64_t rows : {1, 2, 3, 4, 5, 6, 7, 8, 9, 17}) {
@@ -696,9 +697,9 @@ TEST_P(StepProductIsa, FloatKernelMatchesAddmmAtShapesWithEveryRemainder) {
       torch::Tensor weight = torch::randn({out, in}, torch::requires_grad());
       torch::Tensor bias = torch::randn({out});
       torch::Tensor x = torch::randn({rows, in}, torch::requires_grad());
-      tts::tacotron2::StepWeight w =
-          tts::tacotron2::make_step_weight(tts::tacotron2::StepProductPath::kKernel, weight);
-      torch::Tensor y = tts::tacotron2::step_linear(w, bias, x);
+      tts::tacotron2::RecurrentWeight w =
+          tts::tacotron2::make_step_weight(tts::tacotron2::RecurrentProductPath::kKernel, weight);
+      torch::Tensor y = tts::tacotron2::recurrent_linear(w, bias, x);
       torch::Tensor probe = torch::randn({rows, out});
       torch::Tensor grad_x = torch::autograd::grad({(y * probe).sum()}, {x})[0];
       torch::Tensor xd = x.detach().to(torch::kDouble).requires_grad_();
@@ -717,7 +718,7 @@ TEST_P(StepProductIsa, FloatKernelMatchesAddmmAtShapesWithEveryRemainder) {
 // The kernel reads a weight's panels (made once per batch by make_step_weight) where they exist,
 // and the weight itself where not: the same values bit for bit, forward and backward, on one
 // thread or two (columns go to threads in whole tiles).
-TEST_P(StepProductIsa, PanelsAndThreadsChangeNoValue) {
+TEST_P(RecurrentProductIsa, PanelsAndThreadsChangeNoValue) {
   torch::manual_seed(29);
   tts::tacotron2::set_step_kernel_isa(GetParam());
   const int threads = at::get_num_threads();
@@ -727,28 +728,28 @@ TEST_P(StepProductIsa, PanelsAndThreadsChangeNoValue) {
       torch::Tensor bias = torch::randn({out});
       torch::Tensor x = torch::randn({rows, in}, torch::requires_grad());
       torch::Tensor probe = torch::randn({rows, out});
-      tts::tacotron2::StepWeight with_panels =
-          tts::tacotron2::make_step_weight(tts::tacotron2::StepProductPath::kKernel, weight);
+      tts::tacotron2::RecurrentWeight with_panels =
+          tts::tacotron2::make_step_weight(tts::tacotron2::RecurrentProductPath::kKernel, weight);
       // Made for the AVX2 and AVX-512 kernels, not for the portable loop.
 #if TTS_X86_KERNELS
       EXPECT_EQ(with_panels.panels.defined() && with_panels.panels_t.defined(),
                 GetParam() != tts::tacotron2::StepKernelIsa::kPortable && tts::cpu::has_avx2_fma());
 #endif
-      tts::tacotron2::StepWeight without = with_panels;
+      tts::tacotron2::RecurrentWeight without = with_panels;
       without.panels = without.panels_t = torch::Tensor();
       if (with_panels.panels_t.defined()) {  // the kernel reads them: other panels, other values
-        tts::tacotron2::StepWeight other = without;
+        tts::tacotron2::RecurrentWeight other = without;
         other.panels_t = torch::zeros_like(with_panels.panels_t);
         torch::NoGradGuard no_grad;
-        EXPECT_FALSE(torch::equal(tts::tacotron2::step_linear(other, bias, x),
-                                  tts::tacotron2::step_linear(without, bias, x)))
+        EXPECT_FALSE(torch::equal(tts::tacotron2::recurrent_linear(other, bias, x),
+                                  tts::tacotron2::recurrent_linear(without, bias, x)))
             << "rows " << rows;
       }
       std::vector<torch::Tensor> results;
       for (const auto* w : {&with_panels, &without}) {
         for (int n : {1, 2}) {
           at::set_num_threads(n);
-          torch::Tensor y = tts::tacotron2::step_linear(*w, bias, x);
+          torch::Tensor y = tts::tacotron2::recurrent_linear(*w, bias, x);
           results.push_back(y.detach());
           results.push_back(torch::autograd::grad({(y * probe).sum()}, {x})[0]);
           at::set_num_threads(threads);
@@ -776,7 +777,7 @@ std::string isa_name(const ::testing::TestParamInfo<tts::tacotron2::StepKernelIs
 
 // The best path is the AVX-512 one on a CPU that has it (the build machine does), AVX2 on most
 // others; each falls back to the next on a CPU without it.
-INSTANTIATE_TEST_SUITE_P(Isa, StepProductIsa,
+INSTANTIATE_TEST_SUITE_P(Isa, RecurrentProductIsa,
                          ::testing::Values(tts::tacotron2::StepKernelIsa::kBest,
                                            tts::tacotron2::StepKernelIsa::kAvx2,
                                            tts::tacotron2::StepKernelIsa::kPortable),
@@ -854,7 +855,7 @@ TEST(BidirectionalLSTM, MatchesTorchLSTMOverPackedSequences) {
   for (const auto& p : lstm->parameters()) inputs.push_back(p);
 
   torch::Tensor ours = tts::tacotron2::bidirectional_lstm(
-      lstm, x, lengths, tts::tacotron2::StepProductPath::kKernel, RnnPadding::kMasked);
+      lstm, x, lengths, tts::tacotron2::RecurrentProductPath::kKernel, RnnPadding::kMasked);
   auto our_grads = torch::autograd::grad({(ours * upstream).sum()}, inputs);
   namespace rnn_utils = torch::nn::utils::rnn;
   auto packed = rnn_utils::pack_padded_sequence(x, lengths, true, false);
@@ -989,7 +990,7 @@ TEST(CudaPaths, LSTMCellPointwiseAndBidirectionalLSTMMatchTheCpu) {
           is_gru
               ? tts::tacotron2::bidirectional_gru(gru, input, lengths.to(path.device), path.padding)
               : tts::tacotron2::bidirectional_lstm(lstm, input, lengths.to(path.device),
-                                                   tts::tacotron2::StepProductPath::kKernel,
+                                                   tts::tacotron2::RecurrentProductPath::kKernel,
                                                    path.padding);
       auto grads = grads_of({out}, {upstream}, inputs);
       std::vector<torch::Tensor> all{out.cpu()};

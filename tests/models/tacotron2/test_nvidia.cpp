@@ -1,4 +1,4 @@
-// NVIDIA/tacotron2 interoperation: its checkpoint imported computes its outputs (parity), the
+// NVIDIA/tacotron2 conversion: its checkpoint imported computes its outputs (parity), the
 // round trip import -> export -> import, the layouts it may come in, and every refusal.
 #include <gtest/gtest.h>
 #include <torch/serialize.h>
@@ -13,8 +13,8 @@
 #include "tts/core/error.h"
 #include "tts/core/fs.h"
 #include "tts/formats/torch_file.h"
-#include "tts/models/tacotron2/network.h"
-#include "tts/models/tacotron2/nvidia.h"
+#include "tts/models/tacotron2/conversion/nvidia.h"
+#include "tts/models/tacotron2/layers/network.h"
 #include "tts/text/symbols.h"
 
 namespace fs = std::filesystem;

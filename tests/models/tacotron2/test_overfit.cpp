@@ -6,8 +6,8 @@
 #include <torch/torch.h>
 
 #include "tts/config/config.h"
-#include "tts/models/tacotron2/loss.h"
-#include "tts/models/tacotron2/network.h"
+#include "tts/models/tacotron2/layers/network.h"
+#include "tts/models/tacotron2/training/loss.h"
 
 namespace {
 

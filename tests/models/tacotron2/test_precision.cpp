@@ -12,10 +12,10 @@
 
 #include "tts/config/config.h"
 #include "tts/core/error.h"
-#include "tts/models/tacotron2/layers.h"
-#include "tts/models/tacotron2/loss.h"
-#include "tts/models/tacotron2/network.h"
-#include "tts/models/tacotron2/precision.h"
+#include "tts/models/tacotron2/layers/layers.h"
+#include "tts/models/tacotron2/layers/network.h"
+#include "tts/models/tacotron2/training/loss.h"
+#include "tts/models/tacotron2/training/precision.h"
 
 namespace {
 
@@ -99,7 +99,7 @@ TEST(AutocastScope, ThisLibtorchCanRunBf16OnTheCpuAndOtherPrecisionsAreRefused) 
   EXPECT_EQ(config.train.precision, tts::config::Precision::kBf16);
 }
 
-TEST(Bf16Nodes, StepLinearMultipliesInBf16AndSumsTheWeightGradientInFp32) {
+TEST(Bf16Nodes, RecurrentLinearMultipliesInBf16AndSumsTheWeightGradientInFp32) {
   torch::manual_seed(3);
   torch::Tensor weight = torch::randn({24, 16}, torch::requires_grad());
   torch::Tensor bias = torch::randn({24}, torch::requires_grad());
@@ -110,13 +110,13 @@ TEST(Bf16Nodes, StepLinearMultipliesInBf16AndSumsTheWeightGradientInFp32) {
   auto run = [&](tts::config::Precision precision) {
     // The forward under autocast, the backward after it, as in training.
     std::optional<AutocastScope> autocast(std::in_place, kCpu, precision);
-    tts::tacotron2::StepWeight w =
-        tts::tacotron2::make_step_weight(tts::tacotron2::StepProductPath::kKernel, weight);
+    tts::tacotron2::RecurrentWeight w =
+        tts::tacotron2::make_step_weight(tts::tacotron2::RecurrentProductPath::kKernel, weight);
     EXPECT_EQ(w.gradient.sum.scalar_type(), torch::kFloat) << precision;
     torch::Tensor loss = torch::zeros({});
     std::vector<at::ScalarType> dtypes;
     for (const auto& x : inputs) {
-      torch::Tensor y = tts::tacotron2::step_linear(w, bias, x);
+      torch::Tensor y = tts::tacotron2::recurrent_linear(w, bias, x);
       dtypes.push_back(y.scalar_type());
       loss = loss + (y.to(torch::kFloat) * probe).sum();
     }

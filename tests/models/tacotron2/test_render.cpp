@@ -6,7 +6,7 @@
 #include "tts/audio/audio_processor.h"
 #include "tts/config/config.h"
 #include "tts/core/error.h"
-#include "tts/models/tacotron2/render.h"
+#include "tts/models/tacotron2/speaking/render.h"
 
 using namespace tts::tacotron2;
 

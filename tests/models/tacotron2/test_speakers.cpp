@@ -10,7 +10,7 @@
 #include "small_options.h"
 #include "tts/config/config.h"
 #include "tts/core/error.h"
-#include "tts/models/tacotron2/network.h"
+#include "tts/models/tacotron2/layers/network.h"
 #include "tts/train/family.h"
 
 namespace {

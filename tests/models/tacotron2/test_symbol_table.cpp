@@ -12,10 +12,10 @@
 #include "tts/checkpoint/checkpoint.h"
 #include "tts/config/config.h"
 #include "tts/core/error.h"
-#include "tts/models/tacotron2/network.h"
-#include "tts/models/tacotron2/nvidia.h"
-#include "tts/models/tacotron2/trained_model.h"
-#include "tts/models/tacotron2/warm_start.h"
+#include "tts/models/tacotron2/conversion/nvidia.h"
+#include "tts/models/tacotron2/conversion/warm_start.h"
+#include "tts/models/tacotron2/layers/network.h"
+#include "tts/models/tacotron2/speaking/trained_model.h"
 #include "tts/text/symbols.h"
 
 using namespace tts::checkpoint;

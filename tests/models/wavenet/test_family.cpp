@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "tts/models/wavenet/family.h"
-#include "tts/models/wavenet/mixture.h"
+#include "tts/models/wavenet/layers/mixture.h"
+#include "tts/models/wavenet/training/family.h"
 
 using tts::wavenet::teacher_forced_loss;
 using tts::wavenet::WavenetTraining;

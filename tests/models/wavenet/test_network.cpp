@@ -4,8 +4,8 @@
 #include <torch/torch.h>
 
 #include "tts/core/error.h"
-#include "tts/models/wavenet/generate.h"
-#include "tts/models/wavenet/mixture.h"
+#include "tts/models/wavenet/layers/mixture.h"
+#include "tts/models/wavenet/speaking/generate.h"
 #include "wavenet_fixture.h"
 
 namespace fx = wavenet_fixture;

@@ -1,4 +1,4 @@
-// r9y9/wavenet_vocoder interoperation: what import_r9y9 reads from its files, what it refuses
+// r9y9/wavenet_vocoder conversion: what import_r9y9 reads from its files, what it refuses
 // (naming the key), export -> import bit for bit, and r9y9's own code loading our export.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -14,9 +14,9 @@
 #include "tts/core/error.h"
 #include "tts/formats/npy.h"
 #include "tts/formats/torch_file.h"
-#include "tts/models/wavenet/network.h"
-#include "tts/models/wavenet/parameter_count.h"
-#include "tts/models/wavenet/r9y9.h"
+#include "tts/models/wavenet/conversion/r9y9.h"
+#include "tts/models/wavenet/layers/network.h"
+#include "tts/models/wavenet/layers/parameter_count.h"
 #include "wavenet_fixture.h"
 
 namespace fs = std::filesystem;

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "tts/formats/npy.h"
-#include "tts/models/wavenet/network.h"
-#include "tts/models/wavenet/r9y9.h"
+#include "tts/models/wavenet/conversion/r9y9.h"
+#include "tts/models/wavenet/layers/network.h"
 
 namespace wavenet_fixture {
 

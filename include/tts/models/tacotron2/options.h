@@ -1,6 +1,6 @@
-// Tacotron-2's options, the fields of config section `model` after `kind` (models/kinds.h). Names
-// and defaults follow NVIDIA/tacotron2's hparams.py; the optional linear head (predict_linear) is a
-// CBHG as in Rayhane-mamah/Tacotron-2.
+// Tacotron-2's options, the fields of config section `model` after `kind`
+// (models/family_sections.h). Names and defaults follow NVIDIA/tacotron2's hparams.py; the optional
+// linear head (predict_linear) is a CBHG as in Rayhane-mamah/Tacotron-2.
 #pragma once
 
 #include <string>
@@ -25,6 +25,17 @@ inline constexpr int kMaxDecoderSteps = 100000;
 // Rows of the speaker embedding: VCTK has 110 speakers, LibriTTS about 2,500.
 inline constexpr int kMaxSpeakers = 10000;
 
+// How the CPU's recurrent per-step products run (see model.recurrent_products).
+enum class RecurrentProducts { kKernel, kGemm, kFastest };
+TTS_CHOICE_NAMES(RecurrentProducts, {RecurrentProducts::kKernel, "kernel"},
+                 {RecurrentProducts::kGemm, "gemm"}, {RecurrentProducts::kFastest, "fastest"});
+// How Tacotron-2's decoder runs a step where the fused node applies (model.decoder_step): fused
+// where its kernels have been checked (the CPU; CUDA runs composed), fused_cuda also with its CUDA
+// kernels, which no GPU has run yet, or composed. The model resolves it once for its device
+// (tacotron2::decoder_step_for).
+enum class DecoderStep { kFused, kFusedCuda, kComposed };
+TTS_CHOICE_NAMES(DecoderStep, {DecoderStep::kFused, "fused"},
+                 {DecoderStep::kFusedCuda, "fused_cuda"}, {DecoderStep::kComposed, "composed"});
 struct Tacotron2Options {
   // Each field's meaning is documented once, in visit(); dumped configs carry it as a comment.
   int symbols_embedding_dim = 512;
@@ -58,6 +69,9 @@ struct Tacotron2Options {
   int cbhg_rnn_units = 128;
   int speakers = 0;
   int speaker_embedding_dim = 64;
+  // How the network computes, not what: the same weights train and speak either way.
+  RecurrentProducts recurrent_products = RecurrentProducts::kKernel;
+  DecoderStep decoder_step = DecoderStep::kFused;
 
   template <class V>
   void visit(V& v) {
@@ -108,6 +122,18 @@ struct Tacotron2Options {
       "output frame (docs/training.md, \"Several speakers\")");
     v("speaker_embedding_dim", speaker_embedding_dim,
       "size of a speaker embedding row (used when speakers >= 1)");
+    v("recurrent_products", recurrent_products,
+      "CPU: how the recurrent per-step products run: kernel (our small-batch kernel wherever it "
+      "applies, up to 128 rows, else the BLAS) or gemm (always the BLAS): one path, so runs, "
+      "ranks and resumed runs round alike; fastest (each shape timed once per process against "
+      "the BLAS: two processes may choose differently, so a resumed run or another rank may "
+      "round differently)");
+    v("decoder_step", decoder_step,
+      "the attention decoder's recurrent step as one autograd node (fused: its attention LSTM, "
+      "attention and decoder LSTM forward in one call and backward in one node, on the CPU; "
+      "CUDA runs composed), also on CUDA with its own kernels, which no GPU has run yet "
+      "(fused_cuda), or composed of the per-part nodes (composed: the same values to float "
+      "rounding); bf16 autocast always runs composed");
   }
   void validate() const;
 };
