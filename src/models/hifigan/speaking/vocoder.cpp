@@ -1,3 +1,5 @@
+// HiFi-GAN as a vocoder (models/roles.h: the vocoder role): the trained generator on the asked
+// device, in eval mode, turning a mel [frames, n_mels] into audio.
 #include <torch/torch.h>
 
 #include "tts/core/error.h"

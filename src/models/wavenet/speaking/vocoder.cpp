@@ -1,3 +1,5 @@
+// WaveNet as a vocoder (models/roles.h: the vocoder role): the moving average of the trained
+// network, generating audio from a mel incrementally, and its speaker table.
 #include <torch/torch.h>
 
 #include <exception>
