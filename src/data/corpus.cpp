@@ -4,9 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <optional>
 #include <unordered_map>
-#include <vector>
 
 #include "corpus_text.h"
 #include "tts/core/error.h"
@@ -138,57 +136,6 @@ Corpus read_csv_corpus(const config::DataOptions& options, const std::string& di
 }
 
 }  // namespace
-
-namespace {
-
-// Up to `most` entries of `dir` (none when it cannot be read), without throwing.
-std::vector<fs::directory_entry> first_entries(const fs::path& dir, int most) {
-  std::vector<fs::directory_entry> out;
-  std::error_code error;
-  fs::directory_iterator it(dir, error);
-  for (; !error && it != fs::directory_iterator() && static_cast<int>(out.size()) < most;
-       it.increment(error)) {
-    out.push_back(*it);
-  }
-  return out;
-}
-
-// A real folder (not a link to one).
-bool is_folder(const fs::directory_entry& entry) {
-  std::error_code error;
-  return entry.is_directory(error) && !entry.is_symlink(error);
-}
-
-bool ends_with(const std::string& text, const std::string& end) {
-  return text.size() >= end.size() && text.compare(text.size() - end.size(), end.size(), end) == 0;
-}
-
-}  // namespace
-
-std::optional<config::CorpusLayout> layout_of(const std::string& dir) {
-  std::error_code error;
-  if (fs::is_regular_file(fs::path(dir) / "metadata.csv", error)) {
-    return config::CorpusLayout::kLjspeech;
-  }
-  bool has_txt = false, has_wav48 = false, has_normalized = false;
-  for (const fs::directory_entry& entry : first_entries(dir, 64)) {
-    if (!is_folder(entry)) continue;
-    const std::string name = entry.path().filename().string();
-    has_txt = has_txt || name == "txt";
-    has_wav48 = has_wav48 || name.rfind("wav48", 0) == 0;
-    // LibriTTS: SPEAKER/CHAPTER/ID.normalized.txt; a speaker's first chapter is enough to tell.
-    for (const fs::directory_entry& chapter : first_entries(entry.path(), 1)) {
-      if (!is_folder(chapter) || has_normalized) continue;
-      for (const fs::directory_entry& file : first_entries(chapter.path(), 16)) {
-        has_normalized =
-            has_normalized || ends_with(file.path().filename().string(), ".normalized.txt");
-      }
-    }
-  }
-  if (has_txt && has_wav48) return config::CorpusLayout::kVctk;
-  if (has_normalized) return config::CorpusLayout::kLibritts;
-  return std::nullopt;
-}
 
 Corpus read_corpus(const config::DataOptions& options, const std::string& dir) {
   std::error_code error;

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include "corpus_text.h"
 #include "tts/core/error.h"
@@ -51,6 +52,31 @@ Listing list_folder(const fs::path& dir) {
   std::sort(listing.folders.begin(), listing.folders.end());
   std::sort(listing.files.begin(), listing.files.end());
   return listing;
+}
+
+// A VCTK corpus's top: its wav48* audio folders and whether it has txt/.
+struct VctkTop {
+  std::vector<fs::path> audio_roots;
+  bool has_txt = false;
+};
+
+VctkTop vctk_top(const Listing& top) {
+  VctkTop out;
+  for (const auto& folder : top.folders) {
+    const std::string name = folder.filename().string();
+    if (name.rfind("wav48", 0) == 0) out.audio_roots.push_back(folder);
+    out.has_txt = out.has_txt || name == "txt";
+  }
+  return out;
+}
+
+constexpr std::string_view kNormalizedText = ".normalized.txt";
+
+// LibriTTS's transcript of an utterance: ID.normalized.txt.
+bool is_normalized_transcript(const std::string& name) {
+  return name.size() > kNormalizedText.size() &&
+         name.compare(name.size() - kNormalizedText.size(), kNormalizedText.size(),
+                      kNormalizedText) == 0;
 }
 
 // A transcript file's text, its line breaks as spaces and trimmed; "" with `problem` set when
@@ -191,15 +217,29 @@ void read_vctk_speaker(const std::string& speaker, const fs::path& text_root,
 
 }  // namespace
 
+std::optional<config::CorpusLayout> layout_of(const std::string& dir) {
+  std::error_code error;
+  if (fs::is_regular_file(fs::path(dir) / "metadata.csv", error)) {
+    return config::CorpusLayout::kLjspeech;
+  }
+  const Listing top = list_folder(dir);
+  const VctkTop vctk = vctk_top(top);
+  if (vctk.has_txt && !vctk.audio_roots.empty()) return config::CorpusLayout::kVctk;
+  // LibriTTS: SPEAKER/CHAPTER/ID.normalized.txt; a speaker's first chapter is enough to tell.
+  for (const auto& speaker : top.folders) {
+    const Listing chapters = list_folder(speaker);
+    if (chapters.folders.empty()) continue;
+    for (const auto& file : list_folder(chapters.folders.front()).files) {
+      if (is_normalized_transcript(file.filename().string()))
+        return config::CorpusLayout::kLibritts;
+    }
+  }
+  return std::nullopt;
+}
+
 Corpus read_vctk_corpus(const std::string& dir) {
   const Listing top = list_folder(dir);
-  std::vector<fs::path> audio_roots;
-  bool has_txt = false;
-  for (const auto& folder : top.folders) {
-    const std::string name = folder.filename().string();
-    if (name.rfind("wav48", 0) == 0) audio_roots.push_back(folder);
-    has_txt = has_txt || name == "txt";
-  }
+  const auto [audio_roots, has_txt] = vctk_top(top);
   TTS_USAGE_CHECK(has_txt && !audio_roots.empty(),
                   "'{}' is not a VCTK-layout corpus (data.corpus: vctk): expected txt/SPK/ID.txt "
                   "and wav48*/SPK/ID.wav (or ID_mic1.flac); found {}{}; check --input and "
@@ -278,8 +318,8 @@ Corpus read_libritts_corpus(const std::string& dir) {
           } else {
             collector.add(id, speaker, text, file);
           }
-        } else if (name.size() > 15 && name.compare(name.size() - 15, 15, ".normalized.txt") == 0) {
-          const std::string utterance = name.substr(0, name.size() - 15);
+        } else if (is_normalized_transcript(name)) {
+          const std::string utterance = name.substr(0, name.size() - kNormalizedText.size());
           bool has_audio = false;
           for (const std::string& audio : ljspeech_audio_extensions()) {
             has_audio = has_audio || names.count(utterance + audio) != 0;
