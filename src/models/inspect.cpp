@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <map>
 #include <set>
 
@@ -109,11 +108,7 @@ CheckpointReport inspect_checkpoint(const std::string& path) {
   CheckpointReport report;
   report.path = path;
   // Resolved once, and that file read: a save in between cannot make the two differ.
-  std::error_code ec;
-  const bool resolved =
-      std::filesystem::is_directory(path, ec) || std::filesystem::path(path).filename() == "latest";
-  const std::vector<std::string> files =
-      resolved ? checkpoint::checkpoint_files(path) : std::vector<std::string>{path};
+  const std::vector<std::string> files = checkpoint::checkpoint_files(path);
   TTS_CHECK(!files.empty(),
             "no checkpoint in '{}': expected step_N.pt files written by tts-train train", path);
   report.file = files.front();
