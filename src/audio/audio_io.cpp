@@ -265,6 +265,11 @@ double pcm_value(float x) { return std::round(static_cast<double>(x) * 32768.0);
 
 }  // namespace
 
+int16_t pcm16(float x) {
+  TTS_CHECK(std::isfinite(x), "cannot write the sample {} as 16-bit PCM", x);
+  return static_cast<int16_t>(std::clamp(pcm_value(x), -32768.0, 32767.0));
+}
+
 size_t clipped_samples(const std::vector<float>& samples) {
   return static_cast<size_t>(std::count_if(samples.begin(), samples.end(), [](float x) {
     const double scaled = pcm_value(x);

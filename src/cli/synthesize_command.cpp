@@ -5,10 +5,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "tts/cli/command.h"
 #include "tts/cli/outputs.h"
 #include "tts/core/error.h"
+#include "tts/inference/audio_sink.h"
 #include "tts/models/registry.h"
 
 namespace tts::cli {
@@ -25,6 +27,9 @@ struct SynthesizeArgs {
   int batch = 8;
   std::string speaker;
   std::string vocoder_speaker;
+  bool stream = false;
+  std::string format = "wav";
+  std::string chunk = "8:64";
 };
 
 // Over 80 lines: one declaration per command-line option, with its help text.
@@ -57,6 +62,18 @@ Runner setup_synthesize(CLI::App& app) {
                  "speaker table (default: --speaker's name)");
   app.add_flag("--plot", args->plot,
                "also write STEM.alignment.png and STEM.mel.png (mel and stop-token probability)");
+  app.add_flag("--stream", args->stream,
+               "audio leaves as it is decoded: each STEM.wav grows chunk by chunk, or with --out - "
+               "every sentence in turn goes to standard output (tts-train synthesize ... --stream "
+               "--out - | aplay); the summary gives the time to the first audio");
+  app.add_option("--format", args->format,
+                 "with --stream --out -: wav (a WAV header, then 16-bit samples; default) or pcm16 "
+                 "(raw 16-bit little-endian mono samples at the model's sample rate)");
+  app.add_option(
+      "--chunk", args->chunk,
+      "with --stream: mel frames per chunk, FIRST[:MOST] - the first chunk FIRST frames, "
+      "each next one twice the last up to MOST (default 8:64); the audio is the same "
+      "whatever the chunks");
   return [args]() {
     std::vector<std::string> sentences;
     std::vector<size_t> numbers;  // each sentence's line in --text-file: blank lines keep theirs
@@ -74,18 +91,35 @@ Runner setup_synthesize(CLI::App& app) {
     }
     TTS_USAGE_CHECK(!sentences.empty(),
                     "nothing to say: give --text \"...\" or a --text-file with sentences");
+    // --out - is standard output, for a stream alone; its format is checked before anything
+    // loads.
+    const bool to_stdout = args->out == "-";
+    TTS_USAGE_CHECK(
+        !to_stdout || args->stream,
+        "--out -: standard output takes audio as it is decoded: add --stream (or give a "
+        "file ending in .wav, or a folder)");
+    const bool pcm16 =
+        inference::parse_stream_format(args->format) == inference::StreamFormat::kPcm16;
+    TTS_USAGE_CHECK(
+        !pcm16 || to_stdout,
+        "--format pcm16 is for --stream --out - (raw samples on standard output); files "
+        "are WAV");
+    const models::ChunkPlan chunks = models::parse_chunk_plan(args->chunk, "--chunk");
     // Where every output goes is checked before the model loads: sentence N is N.wav in a
     // folder, so two sentences never share a name.
-    const OutTarget target = out_target(args->out, sentences.size(), "sentence", {".wav"});
-    OutputPlan plan(target);
-    auto number = [&](size_t i) { return numbers.empty() ? i + 1 : numbers[i]; };
-    for (size_t i = 0; i < sentences.size(); ++i) {
-      plan.add(target.folder ? (fs::path(args->out) / fmt::format("{}.wav", number(i))).string()
-                             : args->out,
-               fmt::format("sentence {}", number(i)));
+    std::optional<OutTarget> target;
+    if (!to_stdout) {
+      target = out_target(args->out, sentences.size(), "sentence", {".wav"});
+      OutputPlan plan(*target);
+      auto number = [&](size_t i) { return numbers.empty() ? i + 1 : numbers[i]; };
+      for (size_t i = 0; i < sentences.size(); ++i) {
+        plan.add(target->folder ? (fs::path(args->out) / fmt::format("{}.wav", number(i))).string()
+                                : args->out,
+                 fmt::format("sentence {}", number(i)));
+      }
+      if (!args->text_file.empty()) plan.add_input(args->text_file, "--text-file");
+      plan.check();
     }
-    if (!args->text_file.empty()) plan.add_input(args->text_file, "--text-file");
-    plan.check();
 
     models::TrainedCheckpoint trained = models::read_trained(args->checkpoint);
     const models::FamilyEntry& family = models::family(trained.config.model.kind);
@@ -110,7 +144,11 @@ Runner setup_synthesize(CLI::App& app) {
     request.sentences = std::move(sentences);
     request.numbers = std::move(numbers);
     request.out = args->out;
-    request.to_directory = target.folder;
+    request.to_directory = target && target->folder;
+    request.stream = args->stream;
+    request.chunks = chunks;
+    request.to_stdout = to_stdout;
+    request.pcm16 = pcm16;
     request.vocoder = vocoder.get();
     request.plot = args->plot;
     request.batch = args->batch;

@@ -29,4 +29,8 @@ void Vocoder::select_speaker(const std::string& name) {
                   source_, name);
 }
 
+std::vector<float> Vocoder::vocode(const torch::Tensor& mel) {
+  return stream(ChunkPlan::whole())->push(mel, true);
+}
+
 }  // namespace tts::models

@@ -3,6 +3,7 @@
 // (high quality) resamples files whose rate differs from the configured one.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,10 @@ std::vector<float> resample(const std::vector<float>& samples, int from_rate, in
 // AtomicFile (fs.h), so a crash never leaves a partial file under `path` and a symlink there is
 // refused. Throws tts::Error.
 void write_wav(const std::string& path, const std::vector<float>& samples, int sample_rate);
+
+// The 16-bit value write_wav writes for a sample: x * 32768, rounded, clipped to [-32768, 32767].
+// Throws tts::Error for a sample that is not finite.
+int16_t pcm16(float x);
 
 // How many of `samples` write_wav clips: those whose 16-bit value would lie past full scale.
 size_t clipped_samples(const std::vector<float>& samples);

@@ -17,6 +17,7 @@
 
 #include "tts/checkpoint/checkpoint.h"
 #include "tts/config/config.h"
+#include "tts/models/frame_windows.h"
 
 namespace tts::models {
 
@@ -26,6 +27,17 @@ struct TrainedCheckpoint {
   checkpoint::Checkpoint checkpoint;
   config::Config config;
   std::string source;
+};
+
+// One utterance's mel turned into audio as its frames come: frames in, the samples that are final
+// out. The samples of every push, concatenated, are the utterance's audio.
+class VocoderStream {
+ public:
+  virtual ~VocoderStream() = default;
+  // Takes the utterance's next frames [n, n_mels] (CPU float32; n may be 0), `last` with its final
+  // ones, and returns the samples made final by them: frames * hop in all once `last` came.
+  // Throws tts::Error for frames of another channel count or a push after the last.
+  virtual std::vector<float> push(const torch::Tensor& frames, bool last) = 0;
 };
 
 // A trained vocoder, loaded once, with the settings of the mels it was trained on, and the mel
@@ -56,8 +68,13 @@ class Vocoder {
   virtual void select_speaker(const std::string& name);
 
   // Audio samples [frames * hop] at config().audio.sample_rate from `mel` [frames, n_mels] (CPU,
-  // float32). Throws tts::Error for a mel of another channel count.
-  virtual std::vector<float> vocode(const torch::Tensor& mel) = 0;
+  // float32): the stream of a whole plan fed the whole mel. Throws tts::Error for a mel of
+  // another channel count.
+  std::vector<float> vocode(const torch::Tensor& mel);
+
+  // The mel's audio as its frames come (VocoderStream), computed in chunks of `plan`; any plan
+  // gives the audio vocode() gives, up to rounding.
+  virtual std::unique_ptr<VocoderStream> stream(const ChunkPlan& plan) = 0;
 
  protected:
   explicit Vocoder(const TrainedCheckpoint& trained)
@@ -93,6 +110,13 @@ struct SynthesisRequest {
   // The voice of a model of several speakers, by its name in the checkpoint's speaker table
   // (synthesize --speaker); empty: the model's only one.
   std::string speaker;
+  // synthesize --stream: each sentence's audio leaves in chunks of `chunks` as it is decoded, to
+  // its growing STEM.wav or, with `to_stdout`, every sentence in turn to standard output as
+  // `pcm16` raw samples or one WAV. Otherwise each sentence is spoken whole.
+  bool stream = false;
+  ChunkPlan chunks = ChunkPlan::streaming();
+  bool to_stdout = false;
+  bool pcm16 = false;
 };
 
 // What `gta` asks of an acoustic model: ground-truth-aligned (teacher-forced) mels of a feature
@@ -123,10 +147,68 @@ struct GtaSummary {
   int64_t reused = 0;   // already complete in out_dir (a resumed run)
 };
 
-// An acoustic model's inference; a family without the role leaves both empty.
+// A sentence for an acoustic model to speak.
+struct Utterance {
+  std::vector<int64_t> ids;  // its symbols (text::TextProcessor::speakable_ids)
+  // What its decoding draws at random (Tacotron-2's prenet dropout) is keyed by this (synthesize:
+  // the checkpoint's seed and step and the cleaned sentence): the same key speaks the same alone,
+  // in any batch and on a rerun.
+  std::string key;
+  int64_t speaker = -1;  // its row of the speaker embedding; -1 for a one-speaker model
+};
+
+// Final mel frames [n, n_mels] (CPU float32) of utterance `utterance`; `last` with its final ones.
+struct MelChunk {
+  size_t utterance = 0;
+  torch::Tensor mel;
+  bool last = false;
+};
+
+// What an utterance's decoding left besides its mel chunks, once the last came: for its files
+// and plots (CPU float32).
+struct DecodedUtterance {
+  torch::Tensor mel;        // [frames, n_mels]: the chunks, concatenated
+  torch::Tensor stop;       // [frames] stop-token probabilities
+  torch::Tensor alignment;  // [decoder steps, text symbols]
+  torch::Tensor linear;     // [frames, bins] of a linear head, else undefined
+  bool stopped = true;      // false: no stop token before model.max_decoder_steps
+};
+
+// An acoustic model decoding utterances together, one decoder step at a time ("continuous
+// batching"): an added utterance joins the batch at a step boundary while a row is free, and
+// leaves it when it ends, so that a batch never waits for its longest; each utterance is decoded
+// as it would be alone (up to rounding). Its frames leave in chunks (ChunkPlan) as soon as they
+// are final.
+class SpeechDecoder {
+ public:
+  virtual ~SpeechDecoder() = default;
+  // Queues `utterance`; returns its number (0, 1, ... in the order added).
+  virtual size_t add(Utterance utterance) = 0;
+  // One decoder step of every row, after the queued utterances took the free rows: the chunks it
+  // made final, in utterance order.
+  virtual std::vector<MelChunk> step() = 0;
+  // Nothing decoding and nothing queued.
+  virtual bool idle() const = 0;
+  // Utterances decoding now.
+  virtual int64_t decoding() const = 0;
+  // Moves out what utterance `number` left (DecodedUtterance), once its last chunk came; empty
+  // tensors when asked twice.
+  virtual DecodedUtterance take(size_t number) = 0;
+};
+
+// How a SpeechDecoder decodes: rows decoding at once, and the chunks its frames leave in.
+struct SpeechSettings {
+  int64_t rows = 8;
+  ChunkPlan chunks;
+};
+
+// An acoustic model's inference; a family without the role leaves them empty.
 struct AcousticRole {
   std::function<void(const TrainedCheckpoint&, const SynthesisRequest&)> synthesize;
   std::function<GtaSummary(const TrainedCheckpoint&, const GtaRequest&)> gta;
+  // The model of a checkpoint as a SpeechDecoder on the CPU.
+  std::function<std::unique_ptr<SpeechDecoder>(const TrainedCheckpoint&, const SpeechSettings&)>
+      speech;
 };
 
 // What `tts-train convert` hands a converter: the input (the foreign file to import, or our

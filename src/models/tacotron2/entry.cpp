@@ -2,6 +2,7 @@
 // its roles after training: acoustic model, NVIDIA's files, forward.
 #include "tts/models/tacotron2/layers/network.h"
 #include "tts/models/tacotron2/speaking/gta.h"
+#include "tts/models/tacotron2/speaking/speech_decoder.h"
 #include "tts/models/tacotron2/speaking/synthesize.h"
 #include "tts/models/tacotron2/training/family.h"
 #include "tts/report/metric_names.h"
@@ -59,6 +60,10 @@ models::FamilyEntry entry() {
   };
   entry.acoustic.synthesize = synthesize;
   entry.acoustic.gta = run_gta;
+  entry.acoustic.speech = [](const models::TrainedCheckpoint& trained,
+                             const models::SpeechSettings& settings) {
+    return speech_decoder(trained, settings);
+  };
   entry.converters = {nvidia_converter()};
   entry.forward = forward_role();
   entry.report = run_contents();

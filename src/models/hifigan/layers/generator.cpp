@@ -105,4 +105,37 @@ torch::Tensor GeneratorImpl::forward(const torch::Tensor& mel) {
   return torch::tanh(conv_post_->forward(leaky(x, 0.01)));
 }
 
+models::ReceptiveField receptive_field(const config::HifiganOptions& options) {
+  models::ReceptiveField field;
+  field.convolution(7);  // conv_pre
+  for (size_t i = 0; i < options.upsample_rates.size(); ++i) {
+    const int64_t rate = options.upsample_rates[i];
+    const int64_t kernel = options.upsample_kernel_sizes[i];
+    field.transposed(kernel, rate, (kernel - rate) / 2);
+    // The residual blocks run side by side on the stage's output and are averaged.
+    // (Each block's convolutions in a row: their residual paths reach less far.)
+    std::vector<models::ReceptiveField> blocks;
+    for (size_t j = 0; j < options.resblock_kernel_sizes.size(); ++j) {
+      const int64_t block_kernel = options.resblock_kernel_sizes[j];
+      models::ReceptiveField block = field.branch();
+      for (int d : options.resblock_dilation_sizes[j]) {
+        block.convolution(block_kernel, d, same_padding(block_kernel, d));
+        if (options.resblock == config::HifiganResblock::k1) {
+          block.convolution(block_kernel, 1, same_padding(block_kernel, 1));
+        }
+      }
+      blocks.push_back(block);
+    }
+    while (blocks.size() > 1) {  // the widest of all, two at a time
+      models::ReceptiveField merged = field.branch();
+      merged.widest_of(blocks[blocks.size() - 2], blocks.back());
+      blocks.pop_back();
+      blocks.back() = merged;
+    }
+    if (!blocks.empty()) field.widest_of(blocks[0], field.branch());
+  }
+  field.convolution(7, 1, 3);  // conv_post
+  return field;
+}
+
 }  // namespace tts::hifigan

@@ -1,8 +1,9 @@
 // HiFi-GAN as a vocoder (models/roles.h: the vocoder role): the trained generator on the asked
-// device, in eval mode, turning a mel [frames, n_mels] into audio.
+// device, in eval mode, turning a mel [frames, n_mels] into audio, a chunk of frames at a time.
 #include <torch/torch.h>
 
 #include "tts/core/error.h"
+#include "tts/models/convolution_stream.h"
 #include "tts/models/hifigan/layers/generator.h"
 #include "tts/models/hifigan/training/family.h"
 
@@ -15,22 +16,27 @@ class HifiganVocoder final : public models::Vocoder {
       : Vocoder(trained), device_(device) {
     generator_ = trained_generator(trained);
     generator_->to(device_);
+    field_ = receptive_field(trained.config.hifigan);
   }
 
-  std::vector<float> vocode(const torch::Tensor& mel) override {
+  // Chunks of frames through the generator on windows with its receptive field's context
+  // (receptive_field): any plan gives the whole mel's audio up to rounding.
+  std::unique_ptr<models::VocoderStream> stream(const models::ChunkPlan& plan) override {
     const int64_t n_mels = config().audio.n_mels;
-    TTS_CHECK(mel.dim() == 2 && mel.size(1) == n_mels,
-              "vocode: expected a mel [frames, {}], found [{}]", n_mels,
-              fmt::join(mel.sizes(), ", "));
-    torch::NoGradGuard no_grad;
-    torch::Tensor input = mel.t().unsqueeze(0).to(device_, torch::kFloat32);
-    torch::Tensor audio = generator_->forward(input).reshape({-1}).to(torch::kCPU).contiguous();
-    return {audio.data_ptr<float>(), audio.data_ptr<float>() + audio.numel()};
+    auto network = [this](const torch::Tensor& frames) {
+      torch::NoGradGuard no_grad;
+      return generator_->forward(frames.t().unsqueeze(0).to(device_, torch::kFloat32))
+          .to(torch::kCPU)
+          .reshape({-1});
+    };
+    return std::make_unique<models::ConvolutionStream>(network, n_mels, config().audio.hop_length,
+                                                       field_, plan);
   }
 
  private:
   torch::Device device_;
   Generator generator_{nullptr};
+  models::ReceptiveField field_;
 };
 
 }  // namespace

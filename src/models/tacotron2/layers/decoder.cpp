@@ -247,49 +247,154 @@ DecoderOutput DecoderImpl::forward(const torch::Tensor& memory, const torch::Ten
           torch::cat(weights, 1)};
 }
 
-std::pair<DecoderOutput, torch::Tensor> DecoderImpl::infer(const torch::Tensor& memory,
-                                                           const torch::Tensor& mask,
-                                                           const BatchContext& context) {
-  int64_t batch = memory.size(0);
-  // Keyed prenet masks [max steps, B, C], every row over all max_decoder_steps steps.
+DecoderImpl::Rows DecoderImpl::start(const torch::Tensor& memory, const torch::Tensor& mask,
+                                     const BatchContext& context) {
+  const int64_t batch = memory.size(0);
+  Rows rows;
+  rows.memory = memory;
+  rows.mask = mask;
+  rows.prenet_dropout = context.prenet_dropout;
+  // Keyed prenet masks, every row over all max_decoder_steps steps: [B, max steps, C].
   const double p_prenet = context.prenet_dropout ? prenet_->p_dropout() : 0.0;
-  std::vector<torch::Tensor> prenet_masks[2];
   if (context.keyed() && p_prenet > 0) {
     const torch::Tensor row_steps =
         torch::full({batch}, max_decoder_steps_, memory.options().dtype(torch::kInt64));
     for (int layer = 0; layer < 2; ++layer) {
-      prenet_masks[layer] =
+      rows.prenet_masks[layer] =
           step_major_mask(p_prenet, dropout_layer::kPrenet + layer, max_decoder_steps_, prenet_dim_,
                           row_steps, context, memory.options())
-              .contiguous()
-              .unbind(0);
+              .transpose(0, 1)
+              .contiguous();
     }
   }
-  auto prenet = [&](const torch::Tensor& frame, int64_t t) {
-    if (prenet_masks[0].empty()) return prenet_->forward(frame, {}, {}, context.prenet_dropout);
-    return prenet_->forward(frame, prenet_masks[0][t], prenet_masks[1][t], true);
+  rows.state = initial_state(memory);
+  rows.frame = torch::zeros({batch, r_ * n_mels_}, memory.options());
+  rows.steps.assign(static_cast<size_t>(batch), 0);
+  return rows;
+}
+
+DecoderImpl::RowsStep DecoderImpl::advance(Rows& rows) {
+  const int64_t batch = rows.size();
+  if (!rows.context) rows.context = step_context(rows.memory, rows.mask);
+  torch::Tensor prenet_out;
+  if (rows.prenet_masks[0].defined()) {
+    // Each row's masks at its own step.
+    const torch::Tensor index = torch::tensor(rows.steps, torch::kInt64).to(rows.memory.device());
+    const torch::Tensor row = torch::arange(batch, index.options());
+    prenet_out =
+        prenet_->forward(prenet_input(rows.frame), rows.prenet_masks[0].index({row, index}),
+                         rows.prenet_masks[1].index({row, index}), true);
+  } else {
+    prenet_out = prenet_->forward(prenet_input(rows.frame), {}, {}, rows.prenet_dropout);
+  }
+  auto attention_mask =
+      dropout_masks(p_attention_dropout_, {1, batch, attention_rnn_dim_}, rows.memory.options())[0];
+  auto decoder_mask =
+      dropout_masks(p_decoder_dropout_, {1, batch, decoder_rnn_dim_}, rows.memory.options())[0];
+  RowsStep out;
+  out.weights = step(*rows.context, attention_input_gates(prenet_out), attention_mask, decoder_mask,
+                     rows.state);
+  std::tie(out.frames, out.gate) =
+      project(torch::cat({rows.state.decoder_h, rows.state.context}, 1));
+  rows.frame = out.frames;
+  for (int64_t& steps : rows.steps) ++steps;
+  return out;
+}
+
+namespace {
+
+// `tensor` with its dimension `dim` cut or padded (with `fill`) to `length`.
+torch::Tensor fit_axis(const torch::Tensor& tensor, int64_t dim, int64_t length, double fill) {
+  const int64_t have = tensor.size(dim);
+  if (have == length) return tensor;
+  if (have > length) return tensor.narrow(dim, 0, length);
+  std::vector<int64_t> shape = tensor.sizes().vec();
+  shape[static_cast<size_t>(dim)] = length - have;
+  return torch::cat({tensor, torch::full(shape, fill, tensor.options())}, dim);
+}
+
+}  // namespace
+
+void DecoderImpl::keep(Rows& rows, const std::vector<int64_t>& kept) const {
+  const torch::Tensor index = torch::tensor(kept, torch::kInt64).to(rows.memory.device());
+  auto pick = [&](torch::Tensor& t) {
+    if (t.defined()) t = t.index_select(0, index);
   };
-  StepContext c = step_context(memory, mask);
-  DecoderState s = initial_state(memory);
-  torch::Tensor frame = torch::zeros({batch, r_ * n_mels_}, memory.options());
+  pick(rows.memory);
+  pick(rows.mask);
+  pick(rows.prenet_masks[0]);
+  pick(rows.prenet_masks[1]);
+  pick(rows.frame);
+  DecoderState& s = rows.state;
+  for (torch::Tensor* t : {&s.attention_h, &s.attention_c, &s.decoder_h, &s.decoder_c,
+                           &s.weights_and_cumulative, &s.context}) {
+    pick(*t);
+  }
+  std::vector<int64_t> steps;
+  for (int64_t row : kept) steps.push_back(rows.steps[static_cast<size_t>(row)]);
+  rows.steps = std::move(steps);
+  rows.context.reset();
+  // The text axis as long as the longest kept text.
+  const int64_t text = kept.empty() ? 0 : rows.mask.logical_not().sum(1).max().item<int64_t>();
+  if (text > 0 && text < rows.memory.size(1)) {
+    rows.memory = rows.memory.narrow(1, 0, text);
+    rows.mask = rows.mask.narrow(1, 0, text);
+    s.weights_and_cumulative = s.weights_and_cumulative.narrow(2, 0, text);
+  }
+}
+
+void DecoderImpl::join(Rows& rows, Rows more) const {
+  if (rows.size() == 0) {
+    rows = std::move(more);
+    return;
+  }
+  const int64_t text = std::max(rows.memory.size(1), more.memory.size(1));
+  auto pad = [&](Rows& r) {
+    r.memory = fit_axis(r.memory, 1, text, 0.0);
+    r.mask = fit_axis(r.mask, 1, text, 1.0);
+    r.state.weights_and_cumulative = fit_axis(r.state.weights_and_cumulative, 2, text, 0.0);
+  };
+  pad(rows);
+  pad(more);
+  auto cat = [](torch::Tensor& a, const torch::Tensor& b) {
+    if (a.defined() && b.defined()) a = torch::cat({a, b}, 0);
+  };
+  TTS_CHECK(rows.prenet_masks[0].defined() == more.prenet_masks[0].defined(),
+            "decoder: rows with keyed prenet masks join only rows with keyed masks");
+  cat(rows.memory, more.memory);
+  cat(rows.mask, more.mask);
+  cat(rows.prenet_masks[0], more.prenet_masks[0]);
+  cat(rows.prenet_masks[1], more.prenet_masks[1]);
+  cat(rows.frame, more.frame);
+  DecoderState& s = rows.state;
+  const DecoderState& m = more.state;
+  cat(s.attention_h, m.attention_h);
+  cat(s.attention_c, m.attention_c);
+  cat(s.decoder_h, m.decoder_h);
+  cat(s.decoder_c, m.decoder_c);
+  cat(s.weights_and_cumulative, m.weights_and_cumulative);
+  cat(s.context, m.context);
+  rows.steps.insert(rows.steps.end(), more.steps.begin(), more.steps.end());
+  rows.context.reset();
+}
+
+std::pair<DecoderOutput, torch::Tensor> DecoderImpl::infer(const torch::Tensor& memory,
+                                                           const torch::Tensor& mask,
+                                                           const BatchContext& context) {
+  const int64_t batch = memory.size(0);
+  Rows rows = start(memory, mask, context);
   auto long_options = memory.options().dtype(torch::kInt64);
   torch::Tensor lengths = torch::zeros({batch}, long_options);
   torch::Tensor finished = torch::zeros({batch}, memory.options().dtype(torch::kBool));
   torch::Tensor frame_index = torch::arange(r_, long_options);
   std::vector<torch::Tensor> mels, gates, weights;
   for (int64_t t = 0; t < max_decoder_steps_; ++t) {
-    auto attention_mask =
-        dropout_masks(p_attention_dropout_, {1, batch, attention_rnn_dim_}, memory.options())[0];
-    auto decoder_mask =
-        dropout_masks(p_decoder_dropout_, {1, batch, decoder_rnn_dim_}, memory.options())[0];
-    weights.push_back(step(c, attention_input_gates(prenet(prenet_input(frame), t)), attention_mask,
-                           decoder_mask, s));
-    auto [mel_out, gate_out] = project(torch::cat({s.decoder_h, s.context}, 1));
-    mels.push_back(mel_out);
-    gates.push_back(gate_out);
-    frame = mel_out;
+    RowsStep out = advance(rows);
+    weights.push_back(out.weights);
+    mels.push_back(out.frames);
+    gates.push_back(out.gate);
     // An item stopping in this step keeps the frames up to its first stopping frame.
-    torch::Tensor stops = torch::sigmoid(gate_out) > gate_threshold_;  // [B, r]
+    torch::Tensor stops = torch::sigmoid(out.gate) > gate_threshold_;  // [B, r]
     torch::Tensor first_stop = torch::where(stops, frame_index, r_).amin(1);
     torch::Tensor stopping = stops.any(1).logical_and(finished.logical_not());
     lengths = torch::where(finished, lengths,

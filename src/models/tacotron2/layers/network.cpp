@@ -123,18 +123,37 @@ TacotronOutput Tacotron2Impl::finish(DecoderOutput decoded, const torch::Tensor&
                             .to(decoded.mel.dtype());
   TacotronOutput out;
   out.mel = decoded.mel * valid;
-  // NVIDIA's postnet sees the decoder's frames past the lengths too; both outputs are then masked.
-  if (zero_padding_in_convolutions_) {
-    out.mel_postnet = out.mel + postnet_->forward(out.mel, mel_lengths, context);
-  } else {
-    out.mel_postnet = (decoded.mel + postnet_->forward(decoded.mel, mel_lengths, context)) * valid;
-  }
+  out.mel_postnet = postnet_mel(decoded.mel, mel_lengths, context);
   out.gate = decoded.gate;
   out.alignments = decoded.alignments;
   if (linear_head_) out.linear = linear_head_->forward(out.mel_postnet, mel_lengths, context);
   out.mel_lengths = mel_lengths;
   out.r = decoder_->r();
   return out;
+}
+
+torch::Tensor Tacotron2Impl::postnet_mel(const torch::Tensor& decoded, const torch::Tensor& lengths,
+                                         const BatchContext& context) {
+  torch::Tensor valid =
+      padding_mask(lengths, decoded.size(1)).logical_not().unsqueeze(2).to(decoded.dtype());
+  // NVIDIA's postnet sees the decoder's frames past the lengths too; both outputs are then masked.
+  if (zero_padding_in_convolutions_) {
+    const torch::Tensor mel = decoded * valid;
+    return mel + postnet_->forward(mel, lengths, context);
+  }
+  return (decoded + postnet_->forward(decoded, lengths, context)) * valid;
+}
+
+torch::Tensor Tacotron2Impl::encode_text(const torch::Tensor& text,
+                                         const torch::Tensor& text_lengths,
+                                         const torch::Tensor& speakers) {
+  return encode(text, text_lengths, speakers);
+}
+
+torch::Tensor Tacotron2Impl::linear_of(const torch::Tensor& mel_postnet,
+                                       const torch::Tensor& lengths) {
+  if (!linear_head_) return {};
+  return linear_head_->forward(mel_postnet, lengths, {});
 }
 
 void Tacotron2Impl::set_reduction_factor(int64_t r) { decoder_->set_r(r); }

@@ -51,4 +51,14 @@ torch::Tensor PostnetImpl::forward(const torch::Tensor& mel, const torch::Tensor
   return (x * valid).transpose(1, 2);
 }
 
+models::ReceptiveField PostnetImpl::receptive_field() const {
+  // Every convolution is make_conv's: `same` padding of its kernel, no dilation.
+  models::ReceptiveField field;
+  for (const torch::nn::Conv1d& conv : convolutions_) {
+    const int64_t kernel = conv->options.kernel_size()->at(0);
+    field.convolution(kernel, conv->options.dilation()->at(0), kernel / 2);
+  }
+  return field;
+}
+
 }  // namespace tts::tacotron2

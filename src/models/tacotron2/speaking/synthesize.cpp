@@ -4,7 +4,9 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
+#include <map>
 
 #include "tts/audio/audio_io.h"
 #include "tts/audio/audio_processor.h"
@@ -13,15 +15,18 @@
 #include "tts/core/logging.h"
 #include "tts/data/feature_store.h"
 #include "tts/formats/npy.h"
-#include "tts/models/keyed_dropout.h"
-#include "tts/models/tacotron2/layers/network.h"
+#include "tts/inference/audio_sink.h"
+#include "tts/inference/speech_stream.h"
 #include "tts/models/tacotron2/speaking/render.h"
+#include "tts/models/tacotron2/speaking/speech_decoder.h"
 #include "tts/models/tacotron2/speaking/trained_model.h"
 #include "tts/text/text_processor.h"
 
 namespace tts::tacotron2 {
 namespace fs = std::filesystem;
 namespace {
+
+using Clock = std::chrono::steady_clock;
 
 void write_tensor_npy(const std::string& path, const torch::Tensor& tensor) {
   auto t = tensor.to(torch::kCPU).to(torch::kFloat).contiguous();
@@ -32,11 +37,11 @@ void write_tensor_npy(const std::string& path, const torch::Tensor& tensor) {
 // refused before the others' minutes of synthesis), and what is written of each.
 class SentenceOutputs {
  public:
-  SentenceOutputs(const models::SynthesisRequest& request, const TrainedModel& trained,
-                  text::TextProcessor& text)
+  SentenceOutputs(const models::SynthesisRequest& request, const config::Config& config,
+                  int64_t step, text::TextProcessor& text)
       : request_(request),
-        trained_(trained),
-        config_(trained.config),
+        config_(config),
+        step_(step),
         processor_(config_.audio),
         log_(log::get("synthesize")),
         cleaned_(request.sentences.size()) {
@@ -46,38 +51,54 @@ class SentenceOutputs {
     }
   }
 
+  size_t size() const { return ids_.size(); }
   const std::string& cleaned(size_t i) const { return cleaned_[i]; }
   const std::vector<int64_t>& ids(size_t i) const { return ids_[i]; }
+  const audio::AudioProcessor& processor() const { return processor_; }
+  std::string stem(size_t i) const {
+    return request_.to_directory
+               ? (fs::path(request_.out) / std::to_string(request_.number(i))).string()
+               : fs::path(request_.out).replace_extension("").string();
+  }
 
-  // Writes sentence i's outputs from row `row` of a batch's inference.
-  void write(size_t i, const TacotronOutput& out, int64_t row) {
-    GeneratedUtterance generated = generated_utterance(out, row);
-    const int64_t frames = generated.frames;
-    // The batch's alignment, cut to this sentence's decoder steps and symbols.
-    const int64_t steps =
-        std::min<int64_t>((frames + out.r - 1) / out.r, generated.alignment.size(0));
-    generated.alignment = generated.alignment.narrow(0, 0, std::max<int64_t>(steps, 1))
-                              .narrow(1, 0, static_cast<int64_t>(ids_[i].size()));
-    std::string stem = request_.to_directory
-                           ? (fs::path(request_.out) / std::to_string(request_.number(i))).string()
-                           : fs::path(request_.out).replace_extension("").string();
-    write_tensor_npy(stem + ".mel.npy", generated.mel);
-    data::write_mel_settings(stem + ".mel.npy", config_);  // STEM.mel.yaml: what vocode checks
-    if (generated.linear.defined()) write_tensor_npy(stem + ".linear.npy", generated.linear);
-    const std::vector<float> samples = audio_of(generated, i);
-    audio::write_wav(stem + ".wav", samples, config_.audio.sample_rate);
-    if (request_.plot) {
-      UtterancePlots plots =
-          utterance_plots(generated, trained_.step, fmt::format("sentence {}", request_.number(i)),
-                          config_.audio, config_.model.gate_threshold);
-      write_file_atomic(stem + ".alignment.png", plots.alignment.png);
-      write_file_atomic(stem + ".mel.png", plots.mel.png);
+  // Writes sentence i's files beside its audio: STEM.mel.npy (with STEM.mel.yaml), a linear
+  // head's STEM.linear.npy, and with --plot its pictures; the audio itself when it was spoken
+  // whole (`samples`; a stream wrote it as it came). Returns the audio's seconds.
+  double write(size_t i, const models::DecodedUtterance& decoded, std::vector<float> samples,
+               int64_t samples_streamed) {
+    GeneratedUtterance generated;
+    generated.frames = decoded.mel.size(0);
+    generated.mel = decoded.mel;
+    generated.linear = decoded.linear;
+    generated.stop = decoded.stop;
+    generated.alignment = decoded.alignment;
+    const std::string stem = this->stem(i);
+    int64_t count = samples_streamed;
+    if (!request_.to_stdout) {
+      write_tensor_npy(stem + ".mel.npy", generated.mel);
+      data::write_mel_settings(stem + ".mel.npy", config_);  // STEM.mel.yaml: what vocode checks
+      if (generated.linear.defined()) write_tensor_npy(stem + ".linear.npy", generated.linear);
+      if (!request_.stream) {
+        if (request_.vocoder == nullptr) samples = rendered(generated, i);
+        audio::write_wav(stem + ".wav", samples, config_.audio.sample_rate);
+        count = static_cast<int64_t>(samples.size());
+      }
+      if (request_.plot) {
+        UtterancePlots plots =
+            utterance_plots(generated, step_, fmt::format("sentence {}", request_.number(i)),
+                            config_.audio, config_.model.gate_threshold);
+        write_file_atomic(stem + ".alignment.png", plots.alignment.png);
+        write_file_atomic(stem + ".mel.png", plots.mel.png);
+      }
     }
-    bool stopped = frames < config_.model.max_decoder_steps * out.r;
-    if (!stopped) ++unstopped_;
-    log_->info("{}.wav: {:.2f} s, {} frames{} - \"{}\"", stem,
-               static_cast<double>(samples.size()) / config_.audio.sample_rate, frames,
-               stopped ? "" : " (no stop token before model.max_decoder_steps)", cleaned_[i]);
+    if (!decoded.stopped) ++unstopped_;
+    const double seconds = static_cast<double>(count) / config_.audio.sample_rate;
+    log_->info("{}: {:.2f} s, {} frames{} - \"{}\"",
+               request_.to_stdout ? fmt::format("sentence {}", request_.number(i)) : stem + ".wav",
+               seconds, generated.frames,
+               decoded.stopped ? "" : " (no stop token before model.max_decoder_steps)",
+               cleaned_[i]);
+    return seconds;
   }
 
   // The end-of-run summary the warnings promise: what was counted, once.
@@ -95,22 +116,20 @@ class SentenceOutputs {
   }
 
  private:
-  // The sentence's audio: from the request's vocoder, or Griffin-Lim.
-  std::vector<float> audio_of(const GeneratedUtterance& generated, size_t i) {
-    if (request_.vocoder != nullptr) {
-      return generated.frames > 0 ? request_.vocoder->vocode(generated.mel) : std::vector<float>{};
-    }
-    RenderedAudio rendered = render_audio(generated, processor_);
-    if (rendered.padded()) {
-      log_->warn("sentence {} {}", request_.number(i), rendered.padding_note());
+  // Griffin-Lim of the whole sentence: of a linear head's spectrogram when there is one.
+  std::vector<float> rendered(const GeneratedUtterance& generated, size_t i) {
+    if (generated.frames == 0) return {};
+    RenderedAudio audio = render_audio(generated, processor_);
+    if (audio.padded()) {
+      log_->warn("sentence {} {}", request_.number(i), audio.padding_note());
       ++padded_;
     }
-    return std::move(rendered.samples);
+    return std::move(audio.samples);
   }
 
   const models::SynthesisRequest& request_;
-  const TrainedModel& trained_;
   const config::Config& config_;
+  int64_t step_;
   audio::AudioProcessor processor_;
   std::shared_ptr<spdlog::logger> log_;
   std::vector<std::string> cleaned_;
@@ -118,55 +137,144 @@ class SentenceOutputs {
   int padded_ = 0, unstopped_ = 0;
 };
 
-// Free-running inference of sentences [first, first + count) as one batch, as `speaker` (-1:
-// none). The prenet's dropout (on in inference, as NVIDIA's) is keyed by the checkpoint's seed
-// and step and the cleaned sentence: the same sentence sounds the same alone, in any batch, on a
-// rerun.
-TacotronOutput infer_batch(TrainedModel& trained, const SentenceOutputs& sentences, size_t first,
-                           size_t count, int64_t speaker) {
-  std::vector<std::string> keys;
-  std::vector<int64_t> lengths;
-  for (size_t i = first; i < first + count; ++i) {
-    keys.push_back(sentences.cleaned(i));
-    lengths.push_back(static_cast<int64_t>(sentences.ids(i).size()));
+// Where each sentence's streamed audio goes: its own growing file, or standard output, where
+// sentence i's chunks wait until every sentence before it has ended (sentences decode together,
+// but leave one after another).
+class StreamedAudio {
+ public:
+  StreamedAudio(const models::SynthesisRequest& request, const SentenceOutputs& sentences,
+                int sample_rate)
+      : request_(request), sentences_(sentences), rate_(sample_rate) {
+    const auto format =
+        request.pcm16 ? inference::StreamFormat::kPcm16 : inference::StreamFormat::kWav;
+    if (request.to_stdout) out_ = inference::stdout_sink(format, rate_);
   }
-  torch::Tensor text =
-      torch::zeros({static_cast<int64_t>(count), *std::max_element(lengths.begin(), lengths.end())},
-                   torch::kInt64);
-  for (size_t j = 0; j < count; ++j) {
-    text[static_cast<int64_t>(j)]
-        .narrow(0, 0, lengths[j])
-        .copy_(torch::tensor(sentences.ids(first + j), torch::kInt64));
+
+  void write(size_t i, const std::vector<float>& samples, bool last) {
+    if (!request_.to_stdout) {
+      auto& sink = files_[i];
+      if (!sink) {
+        sink =
+            inference::file_sink(sentences_.stem(i) + ".wav", inference::StreamFormat::kWav, rate_);
+      }
+      sink->write(samples);
+      if (last) {
+        sink->close();
+        files_.erase(i);
+      }
+      return;
+    }
+    Pending& pending = waiting_[i];
+    pending.samples.insert(pending.samples.end(), samples.begin(), samples.end());
+    pending.ended = pending.ended || last;
+    // Every sentence whose turn has come goes out, as far as it is spoken.
+    while (waiting_.count(next_) > 0) {
+      Pending& turn = waiting_[next_];
+      out_->write(turn.samples);
+      turn.samples.clear();
+      if (!turn.ended) break;
+      waiting_.erase(next_++);
+    }
   }
-  const models::KeyedDropout dropout(static_cast<uint64_t>(trained.config.train.seed), trained.step,
-                                     keys);
-  BatchContext context;
-  context.dropout = &dropout;
-  const torch::Tensor speakers =
-      speaker >= 0 ? torch::full({static_cast<int64_t>(count)}, speaker, torch::kInt64)
-                   : torch::Tensor();
-  return trained.model->infer(text, torch::tensor(lengths, torch::kInt64), context, speakers);
-}
+
+  void close() {
+    if (out_) out_->close();
+  }
+
+ private:
+  struct Pending {
+    std::vector<float> samples;
+    bool ended = false;
+  };
+  const models::SynthesisRequest& request_;
+  const SentenceOutputs& sentences_;
+  int rate_;
+  std::unique_ptr<inference::AudioSink> out_;
+  std::map<size_t, std::unique_ptr<inference::AudioSink>> files_;
+  std::map<size_t, Pending> waiting_;
+  size_t next_ = 0;
+};
+
+// Times the first audio and the real-time factor of a run, for its summary.
+struct SpeechTiming {
+  Clock::time_point start = Clock::now();
+  double first_audio = -1;  // seconds from start to the first samples out
+  double audio_seconds = 0;
+
+  void heard() {
+    if (first_audio < 0) first_audio = std::chrono::duration<double>(Clock::now() - start).count();
+  }
+  void report(const std::shared_ptr<spdlog::logger>& log, bool stream) const {
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    log->info(
+        "{}first audio after {:.0f} ms; {:.2f} s of audio in {:.2f} s: real-time factor "
+        "{:.3f}",
+        stream ? "streamed: " : "", 1000.0 * std::max(first_audio, 0.0), audio_seconds, elapsed,
+        audio_seconds > 0 ? elapsed / audio_seconds : 0.0);
+  }
+};
 
 }  // namespace
 
+// Over 80 lines: the decoding loop and where each chunk goes, streamed or whole, in one place.
 void synthesize(const models::TrainedCheckpoint& read, const models::SynthesisRequest& request) {
   // The speaker is checked before the weights load.
   const int64_t speaker =
       speaker_row(read.config, read.checkpoint.speakers, request.speaker, read.source);
   TrainedModel trained = trained_model(read, torch::kCPU);
-  text::TextProcessor text_processor(trained.config.text);
-  SentenceOutputs sentences(request, trained, text_processor);
+  const config::Config config = trained.config;
+  const int64_t step = trained.step;
+  text::TextProcessor text_processor(config.text);
+  SentenceOutputs sentences(request, config, step, text_processor);
+  auto log = log::get("synthesize");
+  if (request.stream && trained.model->n_linear() > 0 && config.model.predict_linear &&
+      request.vocoder == nullptr) {
+    log->info(
+        "the linear head's bidirectional GRU needs the whole sentence: the stream speaks "
+        "Griffin-Lim of the mel (the whole-sentence STEM.linear.npy is still written)");
+  }
   if (request.to_directory) fs::create_directory(request.out);  // its parent was checked
   torch::NoGradGuard no_grad;
-  const size_t batch = static_cast<size_t>(std::max(request.batch, 1));
-  for (size_t first = 0; first < request.sentences.size(); first += batch) {
-    const size_t count = std::min(batch, request.sentences.size() - first);
-    const TacotronOutput out = infer_batch(trained, sentences, first, count, speaker);
-    for (size_t j = 0; j < count; ++j) sentences.write(first + j, out, static_cast<int64_t>(j));
+  models::SpeechSettings settings;
+  settings.rows = std::max(request.batch, 1);
+  settings.chunks = request.stream ? request.chunks : models::ChunkPlan::whole();
+  std::unique_ptr<models::SpeechDecoder> decoder = speech_decoder(std::move(trained), settings);
+  const inference::AudioPath path = request.vocoder != nullptr ? inference::AudioPath::kVocoder
+                                    : request.stream           ? inference::AudioPath::kGriffinLim
+                                                               : inference::AudioPath::kNone;
+  inference::SpeechStream speech(*decoder, path, request.vocoder, sentences.processor(),
+                                 settings.chunks);
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    speech.add({sentences.ids(i), sentences.cleaned(i), speaker});
   }
+  SpeechTiming timing;
+  std::unique_ptr<StreamedAudio> streamed;
+  if (request.stream)
+    streamed = std::make_unique<StreamedAudio>(request, sentences, config.audio.sample_rate);
+  std::map<size_t, std::vector<float>> whole;  // spoken whole: each sentence's samples so far
+  std::map<size_t, int64_t> streamed_samples;
+  while (!speech.idle()) {
+    for (inference::SpokenChunk& chunk : speech.step()) {
+      const size_t i = chunk.utterance;
+      if (streamed) {
+        if (!chunk.samples.empty()) timing.heard();
+        streamed_samples[i] += static_cast<int64_t>(chunk.samples.size());
+        streamed->write(i, chunk.samples, chunk.last);
+      } else {
+        auto& samples = whole[i];
+        samples.insert(samples.end(), chunk.samples.begin(), chunk.samples.end());
+      }
+      if (!chunk.last) continue;
+      timing.audio_seconds +=
+          sentences.write(i, decoder->take(i), std::move(whole[i]), streamed_samples[i]);
+      whole.erase(i);
+      if (!streamed) timing.heard();
+    }
+  }
+  if (streamed) streamed->close();
   text_processor.report();
   sentences.summarize();
+  timing.report(log, request.stream);
 }
 
 }  // namespace tts::tacotron2

@@ -9,6 +9,7 @@
 
 #include "tts/core/cpu_features.h"
 #include "tts/core/error.h"
+#include "tts/models/convolution_stream.h"
 #include "tts/models/wavenet/layers/mixture.h"
 
 namespace tts::wavenet {
@@ -79,23 +80,17 @@ struct LayerState {
 // The network folded into plain matrices for one batch, stepped one sample at a time.
 class Incremental {
  public:
-  Incremental(WaveNet& model, const torch::Tensor& mel, const torch::Tensor& g)
+  // `conditioning` [T, B, n_mels]: the upsampled mels of the samples known so far (extend()
+  // appends the next ones).
+  Incremental(WaveNet& model, const torch::Tensor& conditioning, const torch::Tensor& g)
       : options_(model->options()) {
     TTS_CHECK(!model->is_training(),
               "WaveNet generation: the model is in training mode (dropout); call model->eval()");
-    TTS_CHECK(mel.dim() == 3 && mel.size(1) == model->cin_channels() &&
-                  mel.size(2) > 2 * options_.cin_pad,
-              "WaveNet generation: expected mels [B, {}, frames + {}] (2*cin_pad frames of "
-              "context: pad_mel()), found {}",
-              model->cin_channels(), 2 * options_.cin_pad, mel.sizes());
     torch::NoGradGuard no_grad;
-    batch_ = mel.size(0);
+    batch_ = conditioning.size(1);
     const int64_t r = options_.residual_channels;
     const int64_t gate = options_.gate_channels;
-    conditioning_ = model->upsample_net->forward(mel.to(model->first_conv->weight_v.device()))
-                        .to(torch::kCPU, torch::kFloat)
-                        .permute({2, 0, 1})
-                        .contiguous();  // [T, B, n_mels]
+    conditioning_ = conditioning.to(torch::kCPU, torch::kFloat).contiguous();
     steps_ = conditioning_.size(0);
     // Every layer's conditioning weight side by side, its conv bias and the speaker's projection
     // folded into one bias per utterance: [B, L*G].
@@ -144,8 +139,21 @@ class Incremental {
     logits_ = torch::zeros({batch_, options_.out_channels});
   }
 
+  // Samples whose conditioning is known: step(t) takes t below it.
   int64_t steps() const { return steps_; }
   int64_t batch() const { return batch_; }
+  // Appends the conditioning of the next samples [n, B, n_mels].
+  void extend(const torch::Tensor& columns) {
+    conditioning_ = torch::cat({conditioning_, columns.to(torch::kCPU, torch::kFloat)}, 0);
+    steps_ += columns.size(0);
+  }
+  // Whether step(t) may run now: it starts a block of conditioning products (t a multiple of
+  // kConditioningBlock) only when the whole block is known or `complete` (no more will come), so
+  // that the blocks, and the sums in them, are the same however the conditioning arrived.
+  bool ready(int64_t t, bool complete) const {
+    return t < steps_ &&
+           (t % kConditioningBlock != 0 || complete || steps_ - t >= kConditioningBlock);
+  }
 
   // The output [B, C] of step t for the inputs input[b] (the sample before t); a view of a
   // buffer the next step overwrites.
@@ -227,17 +235,21 @@ class Incremental {
   // The conditioning of every layer for samples t .. t + kConditioningBlock: [n, B, L*G].
   void project_conditioning(int64_t t) {
     const int64_t n = std::min(kConditioningBlock, steps_ - t);
-    torch::Tensor c = conditioning_.narrow(0, t, n).reshape({n * batch_, -1});
+    // Rows before t are used up: drop them (a stream's conditioning then stays a block long).
+    conditioning_ = conditioning_.narrow(0, t - base_, steps_ - t);
+    base_ = t;
+    torch::Tensor c = conditioning_.narrow(0, 0, n).reshape({n * batch_, -1});
     block_ = torch::addmm(cond_bias_.repeat({n, 1}), c, cond_weight_).contiguous();
   }
 
   config::WavenetOptions options_;
   int64_t batch_ = 0;
   int64_t steps_ = 0;
-  torch::Tensor conditioning_;  // [T, B, n_mels]
-  torch::Tensor cond_weight_;   // [n_mels, L*G]
-  torch::Tensor cond_bias_;     // [B, L*G]
-  torch::Tensor block_;         // [kConditioningBlock, B, L*G]
+  torch::Tensor conditioning_;  // [T - base_, B, n_mels]: rows base_ .. T of the conditioning
+  int64_t base_ = 0;
+  torch::Tensor cond_weight_;  // [n_mels, L*G]
+  torch::Tensor cond_bias_;    // [B, L*G]
+  torch::Tensor block_;        // [kConditioningBlock, B, L*G]
   std::vector<LayerState> layers_;
   torch::Tensor first_weight_, first_bias_;  // [R]
   torch::Tensor last1_, last1_bias_;         // [S, S], [S]
@@ -246,28 +258,104 @@ class Incremental {
   torch::Tensor x_, gate_, z_, out_skip_, skips_, hidden_, logits_;
 };
 
+// A mel [B, n_mels, F + 2*cin_pad] upsampled to the conditioning [F * hop, B, n_mels].
+torch::Tensor conditioning_of(WaveNet& model, const torch::Tensor& mel) {
+  TTS_CHECK(mel.dim() == 3 && mel.size(1) == model->cin_channels() &&
+                mel.size(2) > 2 * model->options().cin_pad,
+            "WaveNet generation: expected mels [B, {}, frames + {}] (2*cin_pad frames of "
+            "context: pad_mel()), found {}",
+            model->cin_channels(), 2 * model->options().cin_pad, mel.sizes());
+  torch::NoGradGuard no_grad;
+  return model->upsample_net->forward(mel.to(model->first_conv->weight_v.device()))
+      .to(torch::kCPU, torch::kFloat)
+      .permute({2, 0, 1})
+      .contiguous();
+}
+
+// Steps `net` from sample `t` while it may (Incremental::ready), each sample drawn from the
+// previous one's output; appends the samples of row 0 to `out` when given. Returns the next t.
+int64_t run_steps(Incremental& net, int64_t t, bool complete, const config::WavenetOptions& options,
+                  at::Generator& generator, std::vector<float>& previous, torch::Tensor* audio,
+                  std::vector<float>* out) {
+  for (; net.ready(t, complete); ++t) {
+    torch::Tensor sample =
+        sample_mixture(net.step(t, previous.data()), options.output_distribution, generator);
+    std::copy(sample.data_ptr<float>(), sample.data_ptr<float>() + net.batch(), previous.begin());
+    if (audio != nullptr) (*audio)[t].copy_(sample);
+    if (out != nullptr) out->push_back(previous[0]);
+  }
+  return t;
+}
+
+// One utterance generated as its mel frames come: the frames upsampled a window at a time with the
+// upsampling network's reach around each chunk (upsampling_field), the samples stepped as far as
+// the conditioning goes.
+class GenerationStream final : public models::VocoderStream {
+ public:
+  GenerationStream(WaveNet& model, uint64_t seed, const torch::Tensor& g, models::ChunkPlan plan)
+      : model_(model),
+        upsampled_(
+            [this](const torch::Tensor& frames) {
+              const torch::Tensor mel = pad_mel(frames.t().unsqueeze(0), model_->options().cin_pad);
+              return conditioning_of(model_, mel).squeeze(1);  // [n * hop, n_mels]
+            },
+            model->cin_channels(), model->hop(), upsampling_field(model->options()), plan),
+        net_(model, torch::zeros({0, 1, model->cin_channels()}), g),
+        generator_(at::detail::createCPUGenerator(seed)),
+        previous_(1, 0.0f) {}
+
+  std::vector<float> push(const torch::Tensor& frames, bool last) override {
+    torch::NoGradGuard no_grad;
+    const torch::Tensor columns = upsampled_.push(frames, last);
+    if (columns.defined()) net_.extend(columns.unsqueeze(1));
+    std::vector<float> samples;
+    t_ = run_steps(net_, t_, last, model_->options(), generator_, previous_, nullptr, &samples);
+    return samples;
+  }
+
+ private:
+  WaveNet model_;
+  models::WindowedNetwork upsampled_;
+  Incremental net_;
+  at::Generator generator_;
+  std::vector<float> previous_;  // r9y9 starts from a zero sample
+  int64_t t_ = 0;
+};
+
 }  // namespace
+
+models::ReceptiveField upsampling_field(const config::WavenetOptions& options) {
+  models::ReceptiveField field;
+  // The edge frames repeated cin_pad times (pad_mel) and conv_in's 2*cin_pad+1 taps over them.
+  field.convolution(2 * options.cin_pad + 1);
+  for (int64_t scale : options.upsample_scales) {
+    field.stretch(scale);
+    field.convolution(2 * scale + 1);
+  }
+  return field;
+}
 
 torch::Tensor generate(WaveNet& model, const torch::Tensor& mel, uint64_t seed,
                        const torch::Tensor& g) {
   torch::NoGradGuard no_grad;
-  Incremental net(model, mel, g);
+  Incremental net(model, conditioning_of(model, mel), g);
   at::Generator generator = at::detail::createCPUGenerator(seed);
   torch::Tensor audio = torch::zeros({net.steps(), net.batch()});
   std::vector<float> previous(net.batch(), 0.0f);  // r9y9 starts from a zero sample
-  for (int64_t t = 0; t < net.steps(); ++t) {
-    torch::Tensor sample = sample_mixture(net.step(t, previous.data()),
-                                          model->options().output_distribution, generator);
-    std::copy(sample.data_ptr<float>(), sample.data_ptr<float>() + net.batch(), previous.begin());
-    audio[t].copy_(sample);
-  }
+  run_steps(net, 0, true, model->options(), generator, previous, &audio, nullptr);
   return audio.t().contiguous();
+}
+
+std::unique_ptr<models::VocoderStream> generation_stream(WaveNet& model, uint64_t seed,
+                                                         const torch::Tensor& g,
+                                                         const models::ChunkPlan& plan) {
+  return std::make_unique<GenerationStream>(model, seed, g, plan);
 }
 
 torch::Tensor incremental_logits(WaveNet& model, const torch::Tensor& mel, const torch::Tensor& x,
                                  const torch::Tensor& g) {
   torch::NoGradGuard no_grad;
-  Incremental net(model, mel, g);
+  Incremental net(model, conditioning_of(model, mel), g);
   TTS_CHECK(x.dim() == 3 && x.size(0) == net.batch() && x.size(1) == 1 && x.size(2) == net.steps(),
             "incremental_logits: expected inputs [{}, 1, {}] for the mels given, found {}",
             net.batch(), net.steps(), x.sizes());

@@ -59,24 +59,15 @@ class WavenetVocoder final : public models::Vocoder {
     speaker_ = row;
   }
 
-  std::vector<float> vocode(const torch::Tensor& mel) override {
-    const int64_t n_mels = config().audio.n_mels;
-    TTS_CHECK(mel.dim() == 2 && mel.size(1) == n_mels,
-              "vocode: expected a mel [frames, {}], found [{}]", n_mels,
-              fmt::join(mel.sizes(), ", "));
+  // Generation as the frames come (generation_stream): any plan gives vocode()'s samples, the
+  // run's seed drawing the same random stream.
+  std::unique_ptr<models::VocoderStream> stream(const models::ChunkPlan& plan) override {
     torch::Tensor speaker;
     if (config().wavenet.gin_channels > 0) {
       if (speaker_ < 0) select_speaker("");  // refuses, naming the choices
       speaker = torch::full({1}, speaker_, torch::kInt64);
     }
-    torch::NoGradGuard no_grad;
-    torch::Tensor input =
-        pad_mel(mel.t().unsqueeze(0).to(torch::kFloat32).contiguous(), config().wavenet.cin_pad);
-    torch::Tensor audio =
-        generate(network_, input, static_cast<uint64_t>(config().train.seed), speaker)
-            .reshape({-1})
-            .contiguous();
-    return {audio.data_ptr<float>(), audio.data_ptr<float>() + audio.numel()};
+    return generation_stream(network_, static_cast<uint64_t>(config().train.seed), speaker, plan);
   }
 
  private:

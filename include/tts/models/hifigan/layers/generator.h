@@ -9,6 +9,7 @@
 
 #include <vector>
 
+#include "tts/models/frame_windows.h"
 #include "tts/models/hifigan/layers/norm_conv.h"
 #include "tts/models/hifigan/options.h"
 
@@ -49,5 +50,9 @@ class GeneratorImpl : public torch::nn::Module {
   int64_t kernels_;                  // parallel residual blocks per stage
 };
 TORCH_MODULE(Generator);
+
+// The mel frames the generator of `options` reads on each side of an output sample, from its
+// layers' shapes: what a chunk of frames needs around it to come out as from the whole mel.
+models::ReceptiveField receptive_field(const config::HifiganOptions& options);
 
 }  // namespace tts::hifigan

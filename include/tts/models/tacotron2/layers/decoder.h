@@ -10,6 +10,7 @@
 #include <torch/nn/pimpl.h>
 #include <torch/types.h>
 
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -111,6 +112,39 @@ class DecoderImpl : public torch::nn::Module {
     int64_t location_padding = 0;
     StepConstantGradients constant_gradients;
   };
+
+ public:
+  // Rows of greedy decoding stepped together, one decoder step at a time (infer's loop, and
+  // speech that streams): rows join (join) and leave (keep) between steps, each decoding as it
+  // would alone (its prenet masks keyed by its own utterance; up to rounding).
+  struct Rows {
+    torch::Tensor memory;           // [B, T_text, E]
+    torch::Tensor mask;             // [B, T_text], true = padded text
+    torch::Tensor prenet_masks[2];  // keyed: [B, max_decoder_steps, prenet_dim], else undefined
+    bool prenet_dropout = true;     // unkeyed: libtorch's dropout in the prenet
+    DecoderState state;
+    torch::Tensor frame;         // [B, r * n_mels]: the previous step's frames (zeros first)
+    std::vector<int64_t> steps;  // decoder steps each row has taken
+    std::optional<StepContext> context;  // built at the first step after the rows changed
+    int64_t size() const { return static_cast<int64_t>(steps.size()); }
+  };
+  // One step of every row: the r frames [B, r * n_mels], the stop logits [B, r] and the
+  // attention weights [B, 1, T_text].
+  struct RowsStep {
+    torch::Tensor frames, gate, weights;
+  };
+  // Rows at their first step for memory [B, T_text, E] and mask [B, T_text]; `context` as infer's.
+  Rows start(const torch::Tensor& memory, const torch::Tensor& mask, const BatchContext& context);
+  RowsStep advance(Rows& rows);
+  // Keeps the rows `kept` (indices into rows, in the order given); the text axis shrinks to the
+  // longest kept text.
+  void keep(Rows& rows, const std::vector<int64_t>& kept) const;
+  // Appends `more` after `rows`, padding the text axis to the longer.
+  void join(Rows& rows, Rows more) const;
+  int64_t max_decoder_steps() const { return max_decoder_steps_; }
+  double gate_threshold() const { return gate_threshold_; }
+
+ private:
   StepContext step_context(const torch::Tensor& memory, const torch::Tensor& mask);
   DecoderState initial_state(const torch::Tensor& memory);
   // Input gates of the attention LSTM from prenet outputs [..., prenet_dim] -> [..., 4 H_att]

@@ -80,6 +80,21 @@ class Tacotron2Impl : public torch::nn::Module {
   TacotronOutput infer(const torch::Tensor& text, const torch::Tensor& text_lengths,
                        const BatchContext& context = {}, const torch::Tensor& speakers = {});
 
+  // Inference a piece at a time (speaking/speech_decoder.cpp) from the parts infer() runs, so that
+  // the pieces compute what infer() computes: the memory of text (encode's); the decoder, stepped
+  // (DecoderImpl::Rows); the postnet's mel of decoded frames [B, T, n_mels] of which the first
+  // `lengths` [B] are the utterance's (finish's: the frames past them zeroed or seen, as
+  // model.zero_padding_in_convolutions says), on a window of frames as on the whole; the frames
+  // the postnet sees on each side of one; the linear head's spectrogram of a whole postnet mel
+  // (its bidirectional GRU needs all of it), undefined without a linear head.
+  torch::Tensor encode_text(const torch::Tensor& text, const torch::Tensor& text_lengths,
+                            const torch::Tensor& speakers = {});
+  Decoder& decoder() { return decoder_; }
+  torch::Tensor postnet_mel(const torch::Tensor& decoded, const torch::Tensor& lengths,
+                            const BatchContext& context = {});
+  models::ReceptiveField postnet_field() const { return postnet_->receptive_field(); }
+  torch::Tensor linear_of(const torch::Tensor& mel_postnet, const torch::Tensor& lengths);
+
   int64_t n_symbols() const { return n_symbols_; }
   // Rows of the speaker embedding (model.speakers); 0 for a one-speaker model.
   int64_t n_speakers() const { return n_speakers_; }

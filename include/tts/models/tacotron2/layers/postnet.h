@@ -14,6 +14,7 @@
 
 #include "tts/config/train_options.h"
 #include "tts/models/family_sections.h"
+#include "tts/models/frame_windows.h"
 #include "tts/models/tacotron2/layers/batch_context.h"
 #include "tts/models/tacotron2/layers/recurrent.h"
 
@@ -35,6 +36,8 @@ class PostnetImpl : public torch::nn::Module {
   // `context`: keyed dropout and global BatchNorm in training.
   torch::Tensor forward(const torch::Tensor& mel, const torch::Tensor& lengths,
                         const BatchContext& context = {});
+  // The frames an output frame sees on each side, from the convolutions' shapes.
+  models::ReceptiveField receptive_field() const;
 
  private:
   std::vector<torch::nn::Conv1d> convolutions_;

@@ -14,6 +14,8 @@
 
 #include <cstdint>
 
+#include "tts/models/frame_windows.h"
+#include "tts/models/roles.h"
 #include "tts/models/wavenet/layers/network.h"
 
 namespace tts::wavenet {
@@ -25,6 +27,18 @@ namespace tts::wavenet {
 // inputs that do not fit the model.
 torch::Tensor generate(WaveNet& model, const torch::Tensor& mel, uint64_t seed,
                        const torch::Tensor& g = {});
+
+// One utterance's audio as its mel frames [n, n_mels] come (unpadded: the stream repeats the edge
+// frames as pad_mel does), in chunks of `plan`: the samples generate() gives the whole mel, pad_mel
+// padded, with the same seed, up to the rounding of the upsampling on windows. `model` in eval
+// mode; `g` as generate()'s, for one utterance.
+std::unique_ptr<models::VocoderStream> generation_stream(WaveNet& model, uint64_t seed,
+                                                         const torch::Tensor& g,
+                                                         const models::ChunkPlan& plan);
+
+// The mel frames the upsampling network of `options` (with pad_mel's repeated edges) reads on each
+// side of a sample's conditioning.
+models::ReceptiveField upsampling_field(const config::WavenetOptions& options);
 
 // The incremental path's output [B, out_channels, T] when step t is fed x[.., t] (teacher
 // forcing) instead of its own sample: equal, up to rounding, to model->forward(x, mel, g) in
