@@ -151,9 +151,9 @@ TEST(SynthesizeCommand, OutputsAreCheckedBeforeAnythingIsWritten) {
   }
 }
 
-// Outputs are what their names say: "-" means standard output, which synthesize does not write
-// yet, so it is refused (no folder named "-"); a sentence's files are named by its --text-file
-// line, so a blank line shifts nothing.
+// Outputs are what their names say: "-" means standard output, which synthesize writes with
+// --stream alone, so without it it is refused (no folder named "-"); a sentence's files are named
+// by its --text-file line, so a blank line shifts nothing.
 TEST(SynthesizeCommand, DashIsRefusedAndOutputsAreNamedByTheirLine) {
   const std::string dir = tts::test::fresh_dir("synthesize_names");
   tts::config::Config config = tts::config::load_config(kTiny);
@@ -164,7 +164,7 @@ TEST(SynthesizeCommand, DashIsRefusedAndOutputsAreNamedByTheirLine) {
   tts::test::CliResult dash =
       run_cli("--log-level warn " + synthesize + " --text Hi --out -", true);
   EXPECT_EQ(dash.exit_code, 2) << dash.output;
-  EXPECT_NE(dash.output.find("--out -: this command writes files, not standard output"),
+  EXPECT_NE(dash.output.find("--out -: standard output takes audio as it is decoded: add --stream"),
             std::string::npos)
       << dash.output;
   EXPECT_FALSE(fs::exists(cwd + "/-"));
