@@ -132,4 +132,15 @@ std::vector<float> AudioProcessor::magnitude_to_wav(const torch::Tensor& magnitu
   return samples;
 }
 
+torch::Tensor padded_for_griffin_lim(const torch::Tensor& frames,
+                                     const config::AudioOptions& audio) {
+  TTS_CHECK(frames.dim() == 2 && frames.size(0) > 0,
+            "the generated spectrogram is empty (0 frames): nothing to render");
+  // Griffin-Lim's STFT needs n_fft samples: (frames - 1) * hop >= n_fft.
+  const int64_t needed = (audio.n_fft + audio.hop_length - 1) / audio.hop_length + 1;
+  if (frames.size(0) >= needed) return frames;
+  auto pad = frames.min().expand({needed - frames.size(0), frames.size(1)});
+  return torch::cat({frames, pad}, 0);
+}
+
 }  // namespace tts::audio

@@ -98,10 +98,9 @@ Runner setup_synthesize(CLI::App& app) {
         !to_stdout || args->stream,
         "--out -: standard output takes audio as it is decoded: add --stream (or give a "
         "file ending in .wav, or a folder)");
-    const bool pcm16 =
-        inference::parse_stream_format(args->format) == inference::StreamFormat::kPcm16;
+    const inference::StreamFormat format = inference::parse_stream_format(args->format);
     TTS_USAGE_CHECK(
-        !pcm16 || to_stdout,
+        format == inference::StreamFormat::kWav || to_stdout,
         "--format pcm16 is for --stream --out - (raw samples on standard output); files "
         "are WAV");
     const models::ChunkPlan chunks = models::parse_chunk_plan(args->chunk, "--chunk");
@@ -148,7 +147,7 @@ Runner setup_synthesize(CLI::App& app) {
     request.stream = args->stream;
     request.chunks = chunks;
     request.to_stdout = to_stdout;
-    request.pcm16 = pcm16;
+    request.format = format;
     request.vocoder = vocoder.get();
     request.plot = args->plot;
     request.batch = args->batch;

@@ -16,18 +16,6 @@ GriffinLimStream::GriffinLimStream(const audio::AudioProcessor& processor, model
       windows_(overlap_, overlap_, plan),
       frames_(torch::zeros({0, processor.options().n_mels})) {}
 
-std::vector<float> GriffinLimStream::window_audio(const torch::Tensor& frames) const {
-  // Griffin-Lim's STFT needs n_fft samples: a window shorter than that is padded with its
-  // quietest value, as a whole sentence that stopped at once is (tacotron2::padded_for_vocoder).
-  const auto& o = processor_.options();
-  const int64_t needed = (o.n_fft + o.hop_length - 1) / o.hop_length + 1;
-  torch::Tensor input = frames;
-  if (frames.size(0) < needed) {
-    input = torch::cat({frames, frames.min().expand({needed - frames.size(0), frames.size(1)})}, 0);
-  }
-  return processor_.mel_to_wav(input);
-}
-
 std::vector<float> GriffinLimStream::push(const torch::Tensor& frames, bool last) {
   TTS_CHECK(!ended_, "Griffin-Lim stream: frames pushed after the last ones");
   models::check_stream_frames(frames, processor_.options().n_mels, "Griffin-Lim stream");
@@ -39,8 +27,9 @@ std::vector<float> GriffinLimStream::push(const torch::Tensor& frames, bool last
   const int64_t total = std::max<int64_t>(0, (received - 1) * hop);
   std::vector<float> out;
   while (auto window = windows_.next(received, last)) {
-    const std::vector<float> wav = window_audio(
-        frames_.narrow(0, window->input_begin, window->input_end - window->input_begin));
+    const std::vector<float> wav = processor_.mel_to_wav(audio::padded_for_griffin_lim(
+        frames_.narrow(0, window->input_begin, window->input_end - window->input_begin),
+        processor_.options()));
     const auto from = static_cast<size_t>(window->offset() * hop);
     const auto to = std::min<size_t>(
         wav.size(), static_cast<size_t>((window->end - window->input_begin) * hop));

@@ -82,4 +82,10 @@ class AudioProcessor {
   GriffinLim griffin_lim_;
 };
 
+// A spectrogram [frames, bins] long enough for Griffin-Lim (one STFT frame of signal): a shorter
+// one (a sentence whose stop token fired almost at once, a short stream window) is padded with its
+// quietest value. Throws tts::Error for an empty one.
+torch::Tensor padded_for_griffin_lim(const torch::Tensor& frames,
+                                     const config::AudioOptions& audio);
+
 }  // namespace tts::audio

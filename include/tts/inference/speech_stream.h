@@ -32,8 +32,8 @@ enum class AudioPath {
 // Griffin-Lim of a mel as its frames come: each chunk's frames with `overlap` frames more on each
 // side go through the audio config's Griffin-Lim, and the part past a chunk's end cross-fades into
 // the next chunk's start. Its phase estimate spans a window, not the sentence: the audio differs
-// from the whole mel's Griffin-Lim (docs/inference.md gives the measured difference). A whole plan
-// is the whole mel's Griffin-Lim, padded when shorter than one STFT frame.
+// from the whole mel's Griffin-Lim (docs/inference.md). A whole plan is the whole mel's
+// Griffin-Lim; a window shorter than one STFT frame is padded (audio::padded_for_griffin_lim).
 class GriffinLimStream final : public models::VocoderStream {
  public:
   GriffinLimStream(const audio::AudioProcessor& processor, models::ChunkPlan plan);
@@ -42,8 +42,6 @@ class GriffinLimStream final : public models::VocoderStream {
   int64_t overlap() const { return overlap_; }
 
  private:
-  std::vector<float> window_audio(const torch::Tensor& frames) const;
-
   const audio::AudioProcessor& processor_;
   int64_t overlap_;
   models::FrameWindows windows_;

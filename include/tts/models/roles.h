@@ -17,6 +17,7 @@
 
 #include "tts/checkpoint/checkpoint.h"
 #include "tts/config/config.h"
+#include "tts/inference/audio_sink.h"
 #include "tts/models/frame_windows.h"
 
 namespace tts::models {
@@ -112,11 +113,11 @@ struct SynthesisRequest {
   std::string speaker;
   // synthesize --stream: each sentence's audio leaves in chunks of `chunks` as it is decoded, to
   // its growing STEM.wav or, with `to_stdout`, every sentence in turn to standard output as
-  // `pcm16` raw samples or one WAV. Otherwise each sentence is spoken whole.
+  // `format` (raw samples or one WAV). Otherwise each sentence is spoken whole.
   bool stream = false;
   ChunkPlan chunks = ChunkPlan::streaming();
   bool to_stdout = false;
-  bool pcm16 = false;
+  inference::StreamFormat format = inference::StreamFormat::kWav;
 };
 
 // What `gta` asks of an acoustic model: ground-truth-aligned (teacher-forced) mels of a feature

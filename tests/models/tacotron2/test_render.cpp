@@ -17,7 +17,7 @@ TEST(Render, AShortGeneratedSpectrogramIsPaddedUntilGriffinLimCanRenderIt) {
   two_frames[1].fill_(-1.0f);
   EXPECT_THROW(processor.mel_to_wav(two_frames), tts::Error);  // what killed the one-step run
 
-  auto padded = padded_for_vocoder(two_frames, audio);
+  auto padded = tts::audio::padded_for_griffin_lim(two_frames, audio);
   ASSERT_EQ(padded.size(0), 5);
   EXPECT_TRUE(torch::equal(padded.slice(0, 0, 2), two_frames));
   EXPECT_TRUE(torch::all(padded.slice(0, 2) == -3.0f).item<bool>());  // the quietest value
@@ -25,8 +25,9 @@ TEST(Render, AShortGeneratedSpectrogramIsPaddedUntilGriffinLimCanRenderIt) {
   EXPECT_GE(samples.size(), static_cast<size_t>(audio.n_fft));
 
   auto long_enough = torch::zeros({7, audio.n_mels});
-  EXPECT_EQ(padded_for_vocoder(long_enough, audio).size(0), 7);
-  EXPECT_THROW(padded_for_vocoder(torch::zeros({0, audio.n_mels}), audio), tts::Error);
+  EXPECT_EQ(tts::audio::padded_for_griffin_lim(long_enough, audio).size(0), 7);
+  EXPECT_THROW(tts::audio::padded_for_griffin_lim(torch::zeros({0, audio.n_mels}), audio),
+               tts::Error);
 }
 
 namespace {

@@ -313,34 +313,47 @@ torch::Tensor fit_axis(const torch::Tensor& tensor, int64_t dim, int64_t length,
   return torch::cat({tensor, torch::full(shape, fill, tensor.options())}, dim);
 }
 
+// Every tensor of `rows` that holds a row per sentence (dimension 0), in one list, so that
+// keeping and joining rows cannot miss one; undefined ones (unkeyed prenet masks) are skipped.
+std::vector<torch::Tensor*> row_tensors(DecoderImpl::Rows& rows) {
+  DecoderState& s = rows.state;
+  return {&rows.memory, &rows.mask,     &rows.prenet_masks[0],    &rows.prenet_masks[1],
+          &rows.frame,  &s.attention_h, &s.attention_c,           &s.decoder_h,
+          &s.decoder_c, &s.context,     &s.weights_and_cumulative};
+}
+
+// The tensors of `rows` with a text axis: its dimension, and what a padded position holds.
+struct TextAxis {
+  torch::Tensor* tensor;
+  int64_t dim;
+  double fill;
+};
+std::vector<TextAxis> text_tensors(DecoderImpl::Rows& rows) {
+  return {{&rows.memory, 1, 0.0},
+          {&rows.mask, 1, 1.0},  // padded text is masked
+          {&rows.state.weights_and_cumulative, 2, 0.0}};
+}
+
+// The rows' text axis cut or padded to `length`.
+void fit_text(DecoderImpl::Rows& rows, int64_t length) {
+  for (TextAxis& axis : text_tensors(rows)) {
+    *axis.tensor = fit_axis(*axis.tensor, axis.dim, length, axis.fill);
+  }
+}
+
 }  // namespace
 
 void DecoderImpl::keep(Rows& rows, const std::vector<int64_t>& kept) const {
   const torch::Tensor index = torch::tensor(kept, torch::kInt64).to(rows.memory.device());
-  auto pick = [&](torch::Tensor& t) {
-    if (t.defined()) t = t.index_select(0, index);
-  };
-  pick(rows.memory);
-  pick(rows.mask);
-  pick(rows.prenet_masks[0]);
-  pick(rows.prenet_masks[1]);
-  pick(rows.frame);
-  DecoderState& s = rows.state;
-  for (torch::Tensor* t : {&s.attention_h, &s.attention_c, &s.decoder_h, &s.decoder_c,
-                           &s.weights_and_cumulative, &s.context}) {
-    pick(*t);
+  for (torch::Tensor* t : row_tensors(rows)) {
+    if (t->defined()) *t = t->index_select(0, index);
   }
   std::vector<int64_t> steps;
   for (int64_t row : kept) steps.push_back(rows.steps[static_cast<size_t>(row)]);
   rows.steps = std::move(steps);
   rows.context.reset();
   // The text axis as long as the longest kept text.
-  const int64_t text = kept.empty() ? 0 : rows.mask.logical_not().sum(1).max().item<int64_t>();
-  if (text > 0 && text < rows.memory.size(1)) {
-    rows.memory = rows.memory.narrow(1, 0, text);
-    rows.mask = rows.mask.narrow(1, 0, text);
-    s.weights_and_cumulative = s.weights_and_cumulative.narrow(2, 0, text);
-  }
+  if (!kept.empty()) fit_text(rows, rows.mask.logical_not().sum(1).max().item<int64_t>());
 }
 
 void DecoderImpl::join(Rows& rows, Rows more) const {
@@ -348,32 +361,16 @@ void DecoderImpl::join(Rows& rows, Rows more) const {
     rows = std::move(more);
     return;
   }
-  const int64_t text = std::max(rows.memory.size(1), more.memory.size(1));
-  auto pad = [&](Rows& r) {
-    r.memory = fit_axis(r.memory, 1, text, 0.0);
-    r.mask = fit_axis(r.mask, 1, text, 1.0);
-    r.state.weights_and_cumulative = fit_axis(r.state.weights_and_cumulative, 2, text, 0.0);
-  };
-  pad(rows);
-  pad(more);
-  auto cat = [](torch::Tensor& a, const torch::Tensor& b) {
-    if (a.defined() && b.defined()) a = torch::cat({a, b}, 0);
-  };
   TTS_CHECK(rows.prenet_masks[0].defined() == more.prenet_masks[0].defined(),
             "decoder: rows with keyed prenet masks join only rows with keyed masks");
-  cat(rows.memory, more.memory);
-  cat(rows.mask, more.mask);
-  cat(rows.prenet_masks[0], more.prenet_masks[0]);
-  cat(rows.prenet_masks[1], more.prenet_masks[1]);
-  cat(rows.frame, more.frame);
-  DecoderState& s = rows.state;
-  const DecoderState& m = more.state;
-  cat(s.attention_h, m.attention_h);
-  cat(s.attention_c, m.attention_c);
-  cat(s.decoder_h, m.decoder_h);
-  cat(s.decoder_c, m.decoder_c);
-  cat(s.weights_and_cumulative, m.weights_and_cumulative);
-  cat(s.context, m.context);
+  const int64_t text = std::max(rows.memory.size(1), more.memory.size(1));
+  fit_text(rows, text);
+  fit_text(more, text);
+  const std::vector<torch::Tensor*> into = row_tensors(rows);
+  const std::vector<torch::Tensor*> from = row_tensors(more);
+  for (size_t i = 0; i < into.size(); ++i) {
+    if (into[i]->defined()) *into[i] = torch::cat({*into[i], *from[i]}, 0);
+  }
   rows.steps.insert(rows.steps.end(), more.steps.begin(), more.steps.end());
   rows.context.reset();
 }

@@ -22,16 +22,6 @@ GeneratedUtterance generated_utterance(const tacotron2::TacotronOutput& output, 
   return utterance;
 }
 
-torch::Tensor padded_for_vocoder(const torch::Tensor& frames, const config::AudioOptions& audio) {
-  TTS_CHECK(frames.dim() == 2 && frames.size(0) > 0,
-            "the generated spectrogram is empty (0 frames): nothing to render");
-  // Griffin-Lim's STFT needs n_fft samples: (frames - 1) * hop >= n_fft.
-  const int64_t needed = (audio.n_fft + audio.hop_length - 1) / audio.hop_length + 1;
-  if (frames.size(0) >= needed) return frames;
-  auto pad = frames.min().expand({needed - frames.size(0), frames.size(1)});
-  return torch::cat({frames, pad}, 0);
-}
-
 std::string RenderedAudio::padding_note() const {
   return fmt::format("stopped after {} frame(s); padded to {} frames for Griffin-Lim", frames,
                      vocoded_frames);
@@ -41,7 +31,7 @@ RenderedAudio render_audio(const GeneratedUtterance& utterance,
                            const audio::AudioProcessor& processor) {
   const bool linear = utterance.linear.defined();
   torch::Tensor spectrum =
-      padded_for_vocoder(linear ? utterance.linear : utterance.mel, processor.options());
+      audio::padded_for_griffin_lim(linear ? utterance.linear : utterance.mel, processor.options());
   RenderedAudio audio;
   audio.frames = utterance.frames;
   audio.vocoded_frames = spectrum.size(0);

@@ -16,6 +16,9 @@ namespace {
 
 // One sentence from the queue to its last chunk.
 struct Sentence {
+  Sentence(models::Utterance utterance, models::FrameWindows windows)
+      : utterance(std::move(utterance)), windows(windows) {}
+
   models::Utterance utterance;
   models::FrameWindows windows;
   std::vector<torch::Tensor> steps;    // each decoder step's frames [r, n_mels]
@@ -42,18 +45,8 @@ class TacotronSpeech final : public models::SpeechDecoder {
 
   size_t add(models::Utterance utterance) override {
     TTS_CHECK(!utterance.ids.empty(), "speech: an utterance without symbols");
-    sentences_.push_back(
-        Sentence{std::move(utterance),
-                 models::FrameWindows(field_.left(), field_.right(), settings_.chunks),
-                 {},
-                 {},
-                 {},
-                 {},
-                 0,
-                 -1,
-                 true,
-                 false,
-                 {}});
+    sentences_.emplace_back(std::move(utterance),
+                            models::FrameWindows(field_.left(), field_.right(), settings_.chunks));
     queue_.push_back(sentences_.size() - 1);
     return sentences_.size() - 1;
   }

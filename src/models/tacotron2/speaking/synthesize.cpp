@@ -145,9 +145,7 @@ class StreamedAudio {
   StreamedAudio(const models::SynthesisRequest& request, const SentenceOutputs& sentences,
                 int sample_rate)
       : request_(request), sentences_(sentences), rate_(sample_rate) {
-    const auto format =
-        request.pcm16 ? inference::StreamFormat::kPcm16 : inference::StreamFormat::kWav;
-    if (request.to_stdout) out_ = inference::stdout_sink(format, rate_);
+    if (request.to_stdout) out_ = inference::stdout_sink(request.format, rate_);
   }
 
   void write(size_t i, const std::vector<float>& samples, bool last) {
@@ -227,8 +225,7 @@ void synthesize(const models::TrainedCheckpoint& read, const models::SynthesisRe
   text::TextProcessor text_processor(config.text);
   SentenceOutputs sentences(request, config, step, text_processor);
   auto log = log::get("synthesize");
-  if (request.stream && trained.model->n_linear() > 0 && config.model.predict_linear &&
-      request.vocoder == nullptr) {
+  if (request.stream && config.model.predict_linear && request.vocoder == nullptr) {
     log->info(
         "the linear head's bidirectional GRU needs the whole sentence: the stream speaks "
         "Griffin-Lim of the mel (the whole-sentence STEM.linear.npy is still written)");

@@ -32,11 +32,6 @@ struct GeneratedUtterance {
 // Item `index` of `output` (model.infer's, on any device).
 GeneratedUtterance generated_utterance(const tacotron2::TacotronOutput& output, int64_t index);
 
-// A generated spectrogram [frames, bins] long enough for Griffin-Lim (one STFT frame of signal):
-// a shorter one (the stop token fired almost at once) is padded with its quietest value. Throws
-// tts::Error for an empty one.
-torch::Tensor padded_for_vocoder(const torch::Tensor& frames, const config::AudioOptions& audio);
-
 struct RenderedAudio {
   std::vector<float> samples;
   int64_t frames = 0;          // frames generated
@@ -48,7 +43,8 @@ struct RenderedAudio {
 };
 
 // Griffin-Lim of the utterance's linear spectrogram when it has one, else of its mel, padded
-// first when too short (padded_for_vocoder). Throws tts::Error for an utterance without frames.
+// first when too short (audio::padded_for_griffin_lim). Throws tts::Error for an utterance without
+// frames.
 RenderedAudio render_audio(const GeneratedUtterance& utterance,
                            const audio::AudioProcessor& processor);
 
