@@ -1,6 +1,7 @@
 #include "tts/inference/audio_sink.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -119,6 +120,13 @@ std::unique_ptr<AudioSink> stdout_sink(StreamFormat format, int sample_rate) {
 
 std::unique_ptr<AudioSink> file_sink(const std::string& path, StreamFormat format,
                                      int sample_rate) {
+  // A symbolic link there is replaced, not written through, as write_wav's atomic rename
+  // replaces one: whatever it points at stays as it is.
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) == 0 && S_ISLNK(info.st_mode)) {
+    TTS_CHECK(::unlink(path.c_str()) == 0, "{}: cannot replace the symbolic link there: {}", path,
+              std::strerror(errno));
+  }
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
   TTS_CHECK(fd >= 0, "{}: cannot create ({}){}", path, std::strerror(errno),
             errno == ELOOP ? ": it is a symbolic link, which is not written through" : "");

@@ -1,7 +1,8 @@
 // tts-train synthesize --stream through the real CLI: standard output gets a WAV whose header
 // says "until the end" (or raw 16-bit samples), sentences in order; a file grows and gets its
-// sizes at the end; one whole chunk streams exactly what the file of a whole sentence holds; the
-// summary gives the first audio's time; and what cannot work is refused before anything loads.
+// sizes at the end (a symbolic link planted there is replaced, not written through); one whole
+// chunk streams exactly what the file of a whole sentence holds; the summary gives the first
+// audio's time; and what cannot work is refused before anything loads.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -107,6 +108,12 @@ TEST(SynthesizeStream, AFileGrowsAndGetsItsSizesAtTheEnd) {
   const std::string checkpoint = never_stopping_checkpoint(dir);
   const std::string base = "synthesize --checkpoint " + checkpoint + " --text \"Printing.\"";
   ASSERT_EQ(run_cli(base + " --out " + dir + "/whole.wav").exit_code, 0);
+  // A symbolic link planted where the stream goes is replaced; what it points at stays.
+  {
+    std::ofstream outside(dir + "/outside.txt");
+    outside << "outside";
+  }
+  fs::create_symlink(dir + "/outside.txt", dir + "/streamed.wav");
   const tts::test::CliResult result =
       run_cli(base + " --stream --chunk 2:4 --out " + dir + "/streamed.wav", true);
   ASSERT_EQ(result.exit_code, 0) << result.output;
@@ -118,6 +125,8 @@ TEST(SynthesizeStream, AFileGrowsAndGetsItsSizesAtTheEnd) {
   const std::vector<float> read = tts::audio::read_audio(dir + "/streamed.wav", config.audio);
   EXPECT_EQ(read.size(), wav_samples(dir + "/whole.wav").size());
   EXPECT_TRUE(fs::exists(dir + "/streamed.mel.npy"));
+  EXPECT_FALSE(fs::is_symlink(dir + "/streamed.wav"));
+  EXPECT_EQ(read_bytes(dir + "/outside.txt"), "outside");
 }
 
 TEST(SynthesizeStream, WhatCannotWorkIsRefusedBeforeAnythingLoads) {

@@ -30,8 +30,8 @@ class AudioSink {
 // a player that quits ends the run with an error, not a signal.
 std::unique_ptr<AudioSink> stdout_sink(StreamFormat format, int sample_rate);
 
-// A new file at `path` (created or truncated, never through a symbolic link), written as chunks
-// come; close() writes the WAV header's sizes.
+// A new file at `path` (created or truncated; a symbolic link there is replaced, never written
+// through), written as chunks come; close() writes the WAV header's sizes.
 std::unique_ptr<AudioSink> file_sink(const std::string& path, StreamFormat format, int sample_rate);
 
 // The 44-byte header of a 16-bit mono PCM WAV of `data_bytes` bytes of samples (0xFFFFFFFF: not
